@@ -1,0 +1,150 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module: validate the pod model before anything is contacted."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pod_preflight
+short_description: Validate a DGX pod model (schema and cross-checks) on the controller
+description:
+  - Checks the pod model held in the inventory (see docs/pod-model.md) - types, required keys,
+    unknown keys, and cross-checks such as duplicate IPs or host names, an address outside its
+    fabric subnet, a NIC cabled to a port that does not exist or to a port already in use, a host
+    MTU that does not fit the switch port MTU, an unknown RA profile.
+  - Each finding names the inventory file and line that defines the key, the key, and the fix.
+  - Reads only the variables passed to it and the inventory files (to name the file); contacts no
+    host or switch. Meant to run on localhost before any other play.
+version_added: "0.1.0"
+options:
+  hosts:
+    description:
+      - Per-host model variables, as C({host: {group_names, pod, nics, dgx_model, gpus,
+        storage_node, switch, ansible_host}}). Build it with the C(pod_model_vars) filter.
+    type: dict
+    required: true
+  inventory_sources:
+    description:
+      - The inventory sources (C(ansible_inventory_sources)); used to name the file that defines
+        a key in each finding.
+    type: list
+    elements: path
+    default: []
+  profiles_dir:
+    description: Directory of RA profile files (C(<name>.yml)); C(pod.ra_profile) must name one.
+    type: path
+    required: true
+  fail_on_warnings:
+    description: Treat warnings as errors.
+    type: bool
+    default: false
+notes:
+  - Supports check mode (it never changes anything).
+author:
+  - DGX pod toolkit contributors
+"""
+
+EXAMPLES = r"""
+- name: Validate the pod model
+  pod_preflight:
+    hosts: "{{ groups['all'] | pod_model_vars(hostvars) }}"
+    inventory_sources: "{{ ansible_inventory_sources }}"
+    profiles_dir: "{{ playbook_dir }}/../profiles"
+"""
+
+RETURN = r"""
+problems:
+  description: On failure, one readable line per error (file:line, key, problem, fix).
+  returned: failed
+  type: list
+  elements: str
+findings:
+  description: Every finding, errors first.
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - severity: error
+      source: inventories/dgxpod/host_vars/DGX1-2.yml:9
+      host: DGX1-2
+      key: nics[0].address
+      message: 10.55.5.231 is already used by DGX1-1 nics[0]
+      fix: give every NIC its own address
+      text: "ERROR inventories/dgxpod/host_vars/DGX1-2.yml:9: nics[0].address (host DGX1-2): ..."
+errors:
+  description: Number of errors.
+  returned: always
+  type: int
+warnings_count:
+  description: Number of warnings.
+  returned: always
+  type: int
+summary:
+  description: Counts of what the model holds (hosts per role group, fabrics, cabled ports).
+  returned: always
+  type: dict
+"""
+
+import glob
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.pod_model import errors, model_from_hostvars, validate
+from ansible.module_utils.pod_sources import locate
+
+
+def run(hosts, inventory_sources, profiles_dir):
+    """Validate; return (findings, summary). Pure apart from reading inventory and profile files."""
+    profiles = sorted(os.path.splitext(os.path.basename(p))[0]
+                      for p in glob.glob(os.path.join(profiles_dir, "*.yml")))
+    model = model_from_hostvars(hosts)
+    findings = validate(model, profiles)
+    for f in findings:
+        groups = (hosts.get(f.host) or {}).get("group_names") or [] if f.host else []
+        f.source = locate(inventory_sources, f.host, groups, f.var, f.path)
+    findings.sort(key=lambda f: (f.severity != "error", f.source or "", f.path))
+    roles = {}
+    for info in model["hosts"].values():
+        for g in info["groups"]:
+            if g in ("dgx", "storage", "switches"):
+                roles[g] = roles.get(g, 0) + 1
+    pod = model.get("pod") if isinstance(model.get("pod"), dict) else {}
+    summary = {"pod": pod.get("name"), "ra_profile": pod.get("ra_profile"),
+               "simulated": bool(pod.get("simulated")), "hosts": roles,
+               "fabrics": len(pod.get("fabrics") or []) if isinstance(pod.get("fabrics"), list) else 0,
+               "profiles": profiles}
+    return findings, summary
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            hosts=dict(type="dict", required=True),
+            inventory_sources=dict(type="list", elements="path", default=[]),
+            profiles_dir=dict(type="path", required=True),
+            fail_on_warnings=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if not os.path.isdir(p["profiles_dir"]):
+        module.fail_json(msg="profiles_dir %s is not a directory" % p["profiles_dir"])
+    findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"])
+    errs = errors(findings)
+    warns = [f for f in findings if f.severity != "error"]
+    result = dict(changed=False, findings=[f.as_dict() for f in findings], errors=len(errs),
+                  warnings_count=len(warns), summary=summary)
+    bad = errs + (warns if p["fail_on_warnings"] else [])
+    if bad:
+        # Only the readable lines on failure: the callback prints every key of a failed result.
+        module.fail_json(msg="pod model: %d error(s); no host or switch was contacted. Fix the "
+                         "inventory and run again." % len(bad),
+                         problems=[f.format() for f in bad], errors=len(errs),
+                         warnings_count=len(warns))
+    for w in warns:
+        module.warn(w.format())
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

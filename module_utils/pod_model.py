@@ -1,0 +1,744 @@
+# -*- coding: utf-8 -*-
+"""The pod model: schema, catalogues and cross-checks (pure functions, stdlib only).
+
+A pod is an Ansible inventory (see docs/pod-model.md). ``validate(model, profiles)`` takes what Ansible
+sees for every host and returns ``Finding`` objects; it never touches the network or the file system.
+``pod_sources`` (a sibling module) finds the inventory file and line that define a finding's key.
+
+The model given to ``validate`` is::
+
+    {"pod": <the pod variable>,
+     "hosts": {"DGX1-1": {"groups": ["dgx"], "vars": {"ansible_host": ..., "nics": [...], ...}}, ...}}
+"""
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+ROLE_GROUPS = ("dgx", "storage", "switches")
+# Ethernet header (14) + one 802.1Q tag (4): a host MTU plus this must fit the switch port MTU.
+ETHERNET_OVERHEAD = 18
+IPOIB_MTU_MAX = {"datagram": 4092, "connected": 65520}
+
+
+# --------------------------------------------------------------------------- catalogues
+@dataclass(frozen=True)
+class SwitchModel:
+    platform: str
+    ports: Tuple[str, ...]
+    top_speed: int  # Gb/s
+    max_mtu: Optional[int]  # None for InfiniBand switches
+    source: str
+
+
+def _qsfp_ports(prefix: str, count: int, lanes: int, sep: str = "/") -> List[str]:
+    ports = []
+    for n in range(1, count + 1):
+        ports.extend("%s%d%s%d" % (prefix, n, sep, lane) for lane in range(1, lanes + 1))
+    return ports
+
+
+def _cumulus_ports(count: int) -> List[str]:
+    ports = []
+    for n in range(1, count + 1):
+        ports.append("swp%d" % n)
+        ports.extend("swp%ds%d" % (n, lane) for lane in range(4))
+    return ports
+
+
+def _onyx_ports(count: int) -> List[str]:
+    ports = []
+    for n in range(1, count + 1):
+        ports.append("1/%d" % n)
+        ports.extend("1/%d/%d" % (n, lane) for lane in range(1, 5))
+    return ports
+
+
+SWITCH_MODELS: Dict[str, SwitchModel] = {
+    "7060CX2-32S": SwitchModel(
+        "eos", tuple(_qsfp_ports("Ethernet", 32, 4) + ["Ethernet33", "Ethernet34"]), 100, 9214,
+        "Arista 7060CX2-32S data sheet: 32x QSFP100 + 2x SFP+; 004 uses it as the data switch"),
+    "7260CX3-64": SwitchModel(
+        "eos", tuple(_qsfp_ports("Ethernet", 64, 4) + ["Ethernet65", "Ethernet66"]), 100, 9214,
+        "Arista 7260CX3-64 data sheet: 64x QSFP100 + 2x SFP+"),
+    "SN3700V": SwitchModel(
+        "cumulus", tuple(_cumulus_ports(32)), 200, 9216,
+        "NVIDIA SN3700: 32x QSFP56 200GbE; 001 runs it with Cumulus Linux"),
+    "SN2700": SwitchModel(
+        "onyx", tuple(_onyx_ports(32)), 100, 9216, "NVIDIA SN2700: 32x QSFP28 100GbE, Onyx"),
+    "QM8700": SwitchModel(
+        "mlnx-ib", tuple("1/%d" % n for n in range(1, 41)), 200, None,
+        "NVIDIA QM8700: 40x HDR 200Gb/s InfiniBand; 001 compute fabric"),
+    "SB7700": SwitchModel(
+        "mlnx-ib", tuple("1/%d" % n for n in range(1, 37)), 100, None,
+        "Mellanox SB7700: 36x EDR 100Gb/s InfiniBand (managed); 000/003"),
+    "SB7800": SwitchModel(
+        "mlnx-ib", tuple("1/%d" % n for n in range(1, 37)), 100, None,
+        "Mellanox SB7800: 36x EDR 100Gb/s InfiniBand (managed); 000/003"),
+}
+
+DGX_MODELS: Dict[str, Dict[str, Any]] = {
+    "dgx1": {"gpus": 8, "gpu": "Tesla V100-SXM2-32GB", "source": "004 bill of materials"},
+    "dgx2": {"gpus": 16, "gpu": "Tesla V100-SXM3-32GB", "source": "000"},
+    "dgxa100": {"gpus": 8, "gpu": "A100-SXM4", "source": "001 §2.4"},
+    "dgxh100": {"gpus": 8, "gpu": "H100-SXM5", "source": "public NVIDIA DGX H100 docs"},
+}
+
+PLATFORMS = ("eos", "onyx", "cumulus", "mlnx-ib")
+STORAGE_PLATFORMS = ("isilon", "powerscale", "ess3000", "nfs-ganesha")
+
+
+# --------------------------------------------------------------------------- findings
+@dataclass
+class Finding:
+    """One problem with the model.
+
+    ``host`` and ``var`` say whose variable it is (used to find the defining file); ``path`` is the key
+    path inside that variable (``nics[1].address``); ``fix`` tells the user what to do.
+    """
+
+    host: Optional[str]
+    var: str
+    path: str
+    message: str
+    fix: str
+    severity: str = "error"
+    source: Optional[str] = None  # "file:line", filled in by pod_sources.locate
+
+    def key(self) -> str:
+        return self.path if self.path.startswith(self.var) else "%s%s%s" % (
+            self.var, "" if not self.path or self.path.startswith("[") else ".", self.path)
+
+    def format(self) -> str:
+        where = self.source or "(inventory)"
+        whose = " (host %s)" % self.host if self.host and self.var != "pod" else ""
+        fix = self.fix if self.fix.endswith(("?", ".")) else self.fix + "."
+        return "%s %s: %s%s: %s. Fix: %s" % (
+            self.severity.upper(), where, self.key(), whose, self.message.rstrip("."), fix)
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {"severity": self.severity, "source": self.source, "host": self.host,
+                "key": self.key(), "message": self.message, "fix": self.fix, "text": self.format()}
+
+
+# --------------------------------------------------------------------------- schema
+@dataclass
+class Field:
+    kind: str  # str int bool ipv4 cidr list dict any
+    required: bool = False
+    choices: Optional[Tuple[Any, ...]] = None
+    item: Optional[Any] = None  # Field or Schema for list items
+    schema: Optional["Schema"] = None  # for dicts with known keys
+    values: Optional[Any] = None  # Field/Schema for dict values (free keys)
+    minimum: Optional[int] = None
+    maximum: Optional[int] = None
+    hint: str = ""  # what a good value looks like
+
+
+Schema = Dict[str, Field]
+
+_TYPE_NAMES = {"str": "a string", "int": "an integer", "bool": "true or false",
+               "ipv4": "an IPv4 address", "cidr": "an IPv4 subnet in CIDR form (10.0.0.0/24)",
+               "list": "a list", "dict": "a mapping"}
+
+FABRIC_SCHEMA: Schema = {
+    "name": Field("str", True, hint="a short unique name, e.g. data-66"),
+    "kind": Field("str", True, ("ethernet", "infiniband")),
+    "carries": Field("list", True, item=Field("str", choices=("compute", "storage", "management"))),
+    "subnet": Field("cidr", True),
+    "mtu": Field("int", True, minimum=576, maximum=65520),
+    "gateway": Field("ipv4"),
+    "roce": Field("str", choices=("none", "lossless")),
+    "ipoib_mode": Field("str", choices=("datagram", "connected")),
+}
+STORAGE_SCHEMA: Schema = {
+    "protocol": Field("str", True, ("nfs", "spectrum-scale")),
+    "export": Field("str", True, hint="/ifs for Isilon, the file system name for Spectrum Scale"),
+    "scripts_mount": Field("str"),
+    "data_mount_prefix": Field("str"),
+    "data_mounts": Field("int", minimum=1, maximum=256),
+}
+POD_SCHEMA: Schema = {
+    "name": Field("str", True),
+    "ra_profile": Field("str", True),
+    "simulated": Field("bool"),
+    "domain": Field("str"),
+    "fabrics": Field("list", True, item=FABRIC_SCHEMA),
+    "storage": Field("dict", schema=STORAGE_SCHEMA),
+}
+NIC_SCHEMA: Schema = {
+    "name": Field("str", True, hint="the kernel name, e.g. enp5s0"),
+    "fabric": Field("str", True),
+    "address": Field("ipv4", True),
+    "rdma_device": Field("str"),
+    "speed": Field("int", minimum=1, maximum=800),
+    "mtu": Field("int", minimum=576, maximum=65520),
+    "default_route": Field("bool"),
+    "switch": Field("str"),
+    "switch_port": Field("str"),
+}
+PORT_SCHEMA: Schema = {
+    "mtu": Field("int", minimum=576, maximum=9216),
+    "speed": Field("int", minimum=1, maximum=800),
+    "description": Field("str"),
+}
+SWITCH_SCHEMA: Schema = {
+    "platform": Field("str", True, PLATFORMS),
+    "model": Field("str", True, tuple(SWITCH_MODELS)),
+    "mtu": Field("int", minimum=576, maximum=9216),
+    "ports": Field("dict", values=PORT_SCHEMA),
+    "port_channels": Field("list", item={
+        "id": Field("int", True, minimum=1, maximum=4096),
+        "members": Field("list", True, item=Field("str")),
+        "mode": Field("str", choices=("active", "passive", "on")),
+        "peer": Field("str"),
+    }),
+    "routes": Field("list", item={"prefix": Field("cidr", True), "next_hop": Field("ipv4", True)}),
+    "raw_cli": Field("list", item=Field("str")),
+}
+STORAGE_NODE_SCHEMA: Schema = {
+    "platform": Field("str", True, STORAGE_PLATFORMS),
+    "model": Field("str"),
+}
+# Per-host variables the model owns, by role group.
+HOST_SCHEMAS: Dict[str, Schema] = {
+    "dgx": {"nics": Field("list", True, item=NIC_SCHEMA),
+            "dgx_model": Field("str", True, tuple(DGX_MODELS)),
+            "gpus": Field("int", minimum=0, maximum=64)},
+    "storage": {"nics": Field("list", True, item=NIC_SCHEMA),
+                "storage_node": Field("dict", True, schema=STORAGE_NODE_SCHEMA)},
+    "switches": {"switch": Field("dict", True, schema=SWITCH_SCHEMA)},
+}
+MODEL_VARS = ("pod", "nics", "dgx_model", "gpus", "storage_node", "switch", "ansible_host")
+
+
+def _join(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return "%s[%d]" % (path, key)
+    return "%s.%s" % (path, key) if path else str(key)
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind == "any":
+        return True
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "dict":
+        return isinstance(value, dict)
+    if kind == "ipv4":
+        return isinstance(value, str) and _ip(value) is not None
+    if kind == "cidr":
+        return isinstance(value, str) and _net(value) is not None
+    raise ValueError(kind)
+
+
+def _ip(value: Any) -> Optional[ipaddress.IPv4Address]:
+    try:
+        return ipaddress.IPv4Address(str(value).strip())
+    except ValueError:
+        return None
+
+
+def _net(value: Any) -> Optional[ipaddress.IPv4Network]:
+    if not isinstance(value, str) or "/" not in value:
+        return None
+    try:
+        return ipaddress.IPv4Network(value.strip(), strict=True)
+    except ValueError:
+        return None
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_schema(value: Any, spec: Any, var: str, path: str, host: Optional[str],
+                 out: List[Finding]) -> bool:
+    """Check ``value`` against a Field or Schema; append findings; return True when it is usable."""
+    if isinstance(spec, dict):  # a Schema: a mapping with known keys
+        if not isinstance(value, dict):
+            out.append(Finding(host, var, path, "is %s, not a mapping" % _describe(value),
+                               "write it as a mapping with the keys %s" % ", ".join(spec)))
+            return False
+        ok = True
+        for key in value:
+            if key not in spec:
+                close = difflib.get_close_matches(str(key), list(spec), n=1)
+                fix = ("did you mean '%s'?" % close[0]) if close else (
+                    "remove it; known keys are %s" % ", ".join(spec))
+                out.append(Finding(host, var, _join(path, key), "unknown key", fix))
+                ok = False
+        for key, field_spec in spec.items():
+            if key not in value or value[key] is None:
+                if field_spec.required:
+                    out.append(Finding(host, var, _join(path, key), "required key is missing",
+                                       "add %s: <%s>" % (key, field_spec.hint or _TYPE_NAMES.get(
+                                           field_spec.kind, field_spec.kind))))
+                    ok = False
+                continue
+            ok = check_schema(value[key], field_spec, var, _join(path, key), host, out) and ok
+        return ok
+    field_spec: Field = spec
+    if not _type_ok(field_spec.kind, value):
+        out.append(Finding(host, var, path, "%s is not %s" % (_describe(value), _TYPE_NAMES.get(
+            field_spec.kind, field_spec.kind)), "write %s%s" % (
+                _TYPE_NAMES.get(field_spec.kind, field_spec.kind),
+                (", e.g. " + field_spec.hint) if field_spec.hint else "")))
+        return False
+    if field_spec.choices is not None and value not in field_spec.choices:
+        close = difflib.get_close_matches(str(value), [str(c) for c in field_spec.choices], n=1)
+        out.append(Finding(host, var, path, "%s is not one of %s" % (
+            _describe(value), ", ".join(str(c) for c in field_spec.choices)),
+            ("use '%s'" % close[0]) if close else "use one of the values listed"))
+        return False
+    if field_spec.kind == "int":
+        if field_spec.minimum is not None and value < field_spec.minimum or (
+                field_spec.maximum is not None and value > field_spec.maximum):
+            out.append(Finding(host, var, path, "%d is outside %d..%d" % (
+                value, field_spec.minimum, field_spec.maximum), "use a value in that range"))
+            return False
+    ok = True
+    if field_spec.kind == "list" and field_spec.item is not None:
+        for i, item in enumerate(value):
+            ok = check_schema(item, field_spec.item, var, _join(path, i), host, out) and ok
+    if field_spec.kind == "dict":
+        if field_spec.schema is not None:
+            ok = check_schema(value, field_spec.schema, var, path, host, out)
+        elif field_spec.values is not None:
+            for k, v in value.items():
+                ok = check_schema(v, field_spec.values, var, _join(path, k), host, out) and ok
+    return ok
+
+
+# --------------------------------------------------------------------------- helpers for checks
+_HOSTNAME_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+
+
+def role_of(groups: Iterable[str]) -> List[str]:
+    return [g for g in ROLE_GROUPS if g in groups]
+
+
+def host_mtu(nic: Dict[str, Any], fabric: Dict[str, Any]) -> int:
+    return int(nic.get("mtu") or fabric["mtu"])
+
+
+def switch_port_mtu(switch: Dict[str, Any], port: str) -> Optional[int]:
+    model = SWITCH_MODELS[switch["model"]]
+    port_cfg = (switch.get("ports") or {}).get(port) or {}
+    return port_cfg.get("mtu") or switch.get("mtu") or model.max_mtu
+
+
+def _addr_owner(host: str, path: str) -> str:
+    return "%s %s" % (host, path)
+
+
+# --------------------------------------------------------------------------- validation
+def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
+    """Validate the whole pod model. Returns findings (errors and warnings), most basic first."""
+    out: List[Finding] = []
+    hosts: Dict[str, Dict[str, Any]] = model.get("hosts") or {}
+    pod = model.get("pod")
+    any_host = next(iter(hosts), None)
+
+    if not hosts:
+        out.append(Finding(None, "inventory", "", "the inventory has no hosts",
+                           "point -i at a pod inventory directory (e.g. inventories/sim)"))
+        return out
+    if pod is None:
+        out.append(Finding(any_host, "pod", "pod", "the pod variable is not defined",
+                           "create group_vars/all/pod.yml with pod: {name, ra_profile, fabrics}"))
+        return out
+    pod_ok = check_schema(pod, POD_SCHEMA, "pod", "pod", any_host, out)
+    fabrics: Dict[str, Dict[str, Any]] = {}
+    if isinstance(pod, dict):
+        profile = pod.get("ra_profile")
+        profiles = sorted(profiles)
+        if isinstance(profile, str) and profile not in profiles:
+            close = difflib.get_close_matches(profile, profiles, n=1)
+            out.append(Finding(any_host, "pod", "pod.ra_profile", "unknown RA profile '%s'" % profile,
+                               ("did you mean '%s'?" % close[0]) if close else
+                               "use one of %s (files in profiles/)" % ", ".join(profiles)))
+        fabrics = _check_fabrics(pod.get("fabrics"), any_host, out)
+    del pod_ok
+
+    # ---- per host: role, schema
+    usable: Dict[str, Dict[str, Any]] = {}
+    lowered: Dict[str, str] = {}
+    for name, info in hosts.items():
+        groups = info.get("groups") or []
+        roles = role_of(groups)
+        if not _HOSTNAME_RE.match(name):
+            out.append(Finding(name, "inventory", "hosts.%s" % name,
+                               "'%s' is not a valid host name (letters, digits, '-'; 1-63 chars)" % name,
+                               "rename the host; it becomes the node's hostname and /etc/hosts name"))
+        low = name.lower()
+        if low in lowered:
+            out.append(Finding(name, "inventory", "hosts.%s" % name,
+                               "host name differs from '%s' only by case; DNS and /etc/hosts treat them "
+                               "as the same name" % lowered[low], "give each host a distinct name"))
+        lowered.setdefault(low, name)
+        if len(roles) != 1:
+            out.append(Finding(name, "inventory", "hosts.%s" % name,
+                               ("is in no role group" if not roles else
+                                "is in several role groups (%s)" % ", ".join(roles)),
+                               "put the host in exactly one of the groups %s" % ", ".join(ROLE_GROUPS)))
+            continue
+        role = roles[0]
+        hv = info.get("vars") or {}
+        ok = True
+        for var, spec in HOST_SCHEMAS[role].items():
+            if hv.get(var) is None:
+                if spec.required:
+                    out.append(Finding(name, var, var, "required for hosts in group '%s' but not set" % role,
+                                       _missing_fix(var)))
+                    ok = False
+                continue
+            ok = check_schema(hv[var], spec, var, var, name, out) and ok
+        usable[name] = {"role": role, "vars": hv, "ok": ok}
+
+    switches = {h: u["vars"]["switch"] for h, u in usable.items()
+                if u["role"] == "switches" and isinstance(u["vars"].get("switch"), dict)
+                and u["vars"]["switch"].get("model") in SWITCH_MODELS}
+    _check_switches(switches, usable, fabrics, out)
+    _check_nics(usable, fabrics, switches, out)
+    if isinstance(pod, dict):
+        _check_storage(pod.get("storage"), usable, fabrics, any_host, out)
+    return out
+
+
+def _missing_fix(var: str) -> str:
+    return {
+        "nics": "list the host's NICs in host_vars/<host>.yml: nics: [{name, fabric, address}]",
+        "dgx_model": "set dgx_model (one of %s) in group_vars/dgx.yml" % ", ".join(DGX_MODELS),
+        "storage_node": "set storage_node: {platform: ...} for the storage host",
+        "switch": "set switch: {platform, model} in host_vars/<switch>.yml",
+    }.get(var, "set it")
+
+
+def _check_fabrics(raw: Any, host: Optional[str], out: List[Finding]) -> Dict[str, Dict[str, Any]]:
+    fabrics: Dict[str, Dict[str, Any]] = {}
+    if not isinstance(raw, list):
+        return fabrics
+    seen_nets: List[Tuple[ipaddress.IPv4Network, str]] = []
+    for i, fab in enumerate(raw):
+        path = "pod.fabrics[%d]" % i
+        if not isinstance(fab, dict) or not isinstance(fab.get("name"), str):
+            continue
+        name = fab["name"]
+        if name in fabrics:
+            out.append(Finding(host, "pod", path + ".name", "fabric name '%s' is used twice" % name,
+                               "give every fabric a unique name"))
+            continue
+        net = _net(fab.get("subnet"))
+        kind = fab.get("kind")
+        valid = net is not None and isinstance(fab.get("mtu"), int) and kind in ("ethernet", "infiniband")
+        if net is not None:
+            for other, other_name in seen_nets:
+                if net.overlaps(other):
+                    out.append(Finding(host, "pod", path + ".subnet", "%s overlaps fabric '%s' (%s)" % (
+                        net, other_name, other), "give each fabric its own, non-overlapping subnet"))
+                    valid = False
+            seen_nets.append((net, name))
+        gw = _ip(fab.get("gateway")) if fab.get("gateway") is not None else None
+        if gw is not None and net is not None:
+            if gw not in net:
+                out.append(Finding(host, "pod", path + ".gateway", "%s is outside the fabric subnet %s" % (
+                    gw, net), "use a gateway address inside %s" % net))
+            elif gw in (net.network_address, net.broadcast_address):
+                out.append(Finding(host, "pod", path + ".gateway", "%s is the network or broadcast address"
+                                   % gw, "use a host address of %s" % net))
+        if kind == "infiniband":
+            if fab.get("roce", "none") != "none":
+                out.append(Finding(host, "pod", path + ".roce", "RoCE is an Ethernet setting; this fabric is "
+                                   "InfiniBand", "remove roce from InfiniBand fabrics"))
+            mode = fab.get("ipoib_mode") or "datagram"
+            mtu = fab.get("mtu")
+            if isinstance(mtu, int) and mode in IPOIB_MTU_MAX and mtu > IPOIB_MTU_MAX[mode]:
+                out.append(Finding(host, "pod", path + ".mtu", "IPoIB %s mode allows at most %d, not %d" % (
+                    mode, IPOIB_MTU_MAX[mode], mtu), "use mtu %d (or ipoib_mode: connected, up to 65520)"
+                    % IPOIB_MTU_MAX[mode] if mode == "datagram" else "use mtu 65520 or less"))
+        elif kind == "ethernet":
+            if fab.get("ipoib_mode") is not None:
+                out.append(Finding(host, "pod", path + ".ipoib_mode", "ipoib_mode applies to InfiniBand only",
+                                   "remove it from Ethernet fabrics"))
+            mtu = fab.get("mtu")
+            if isinstance(mtu, int) and mtu > 9216:
+                out.append(Finding(host, "pod", path + ".mtu", "Ethernet MTU %d is above any switch's 9216"
+                                   % mtu, "use 9000 (the RAs' value)"))
+        if valid:
+            fabrics[name] = dict(fab, _net=net, _index=i)
+    return fabrics
+
+
+def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[str, Any]],
+                    fabrics: Dict[str, Dict[str, Any]], out: List[Finding]) -> None:
+    for name, sw in switches.items():
+        model = SWITCH_MODELS[sw["model"]]
+        if sw.get("platform") in PLATFORMS and sw["platform"] != model.platform:
+            out.append(Finding(name, "switch", "switch.platform", "model %s runs %s, not %s" % (
+                sw["model"], model.platform, sw["platform"]), "set platform: %s" % model.platform))
+        mtu = sw.get("mtu")
+        if isinstance(mtu, int):
+            if model.max_mtu is None:
+                out.append(Finding(name, "switch", "switch.mtu", "an InfiniBand switch has no Ethernet MTU",
+                                   "remove mtu"))
+            elif mtu > model.max_mtu:
+                out.append(Finding(name, "switch", "switch.mtu", "%d is above the %s maximum of %d" % (
+                    mtu, sw["model"], model.max_mtu), "use %d or less" % model.max_mtu))
+        for port, cfg in (sw.get("ports") or {}).items():
+            if port not in model.ports:
+                out.append(Finding(name, "switch", "switch.ports.%s" % port, "port does not exist on a %s"
+                                   % sw["model"], _port_fix(model)))
+            elif isinstance(cfg, dict) and isinstance(cfg.get("mtu"), int) and model.max_mtu and \
+                    cfg["mtu"] > model.max_mtu:
+                out.append(Finding(name, "switch", "switch.ports.%s.mtu" % port, "%d is above the %s maximum "
+                                   "of %d" % (cfg["mtu"], sw["model"], model.max_mtu),
+                                   "use %d or less" % model.max_mtu))
+        members_seen: Dict[str, str] = {}
+        for i, pc in enumerate(sw.get("port_channels") or []):
+            if not isinstance(pc, dict):
+                continue
+            for j, member in enumerate(pc.get("members") or []):
+                path = "switch.port_channels[%d].members[%d]" % (i, j)
+                if member not in model.ports:
+                    out.append(Finding(name, "switch", path, "port '%s' does not exist on a %s" % (
+                        member, sw["model"]), _port_fix(model)))
+                elif member in members_seen:
+                    out.append(Finding(name, "switch", path, "port %s is already a member of %s" % (
+                        member, members_seen[member]), "use each port in one port-channel only"))
+                members_seen[member] = "Port-Channel%s" % pc.get("id")
+            peer = pc.get("peer")
+            if peer is not None and peer not in switches:
+                out.append(Finding(name, "switch", "switch.port_channels[%d].peer" % i,
+                                   "'%s' is not a switch in this inventory" % peer,
+                                   "name a host of group 'switches'"))
+        sw["_pc_members"] = members_seen
+        for i, route in enumerate(sw.get("routes") or []):
+            hop = _ip(route.get("next_hop")) if isinstance(route, dict) else None
+            if hop is not None and fabrics and not any(hop in f["_net"] for f in fabrics.values()):
+                out.append(Finding(name, "switch", "switch.routes[%d].next_hop" % i,
+                                   "%s is not inside any fabric of the pod" % hop,
+                                   "check the address, or model the fabric it belongs to", "warning"))
+
+
+def _port_fix(model: SwitchModel) -> str:
+    return "use a port of this model (%s ... %s)" % (model.ports[0], model.ports[-1])
+
+
+def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, Any]],
+                switches: Dict[str, Dict[str, Any]], out: List[Finding]) -> None:
+    addresses: Dict[ipaddress.IPv4Address, str] = {}
+    for fname, fab in fabrics.items():
+        gw = _ip(fab.get("gateway")) if fab.get("gateway") else None
+        if gw is not None:
+            addresses[gw] = "the gateway of fabric %s" % fname
+    cabled: Dict[Tuple[str, str], str] = {}
+    for name, info in usable.items():
+        hv = info["vars"]
+        nics = hv.get("nics")
+        if info["role"] == "switches" or not isinstance(nics, list):
+            continue
+        names: Dict[str, int] = {}
+        rdma: Dict[str, int] = {}
+        defaults = []
+        own_addresses = set()
+        for i, nic in enumerate(nics):
+            if not isinstance(nic, dict):
+                continue
+            path = "nics[%d]" % i
+            nic_name = nic.get("name")
+            if isinstance(nic_name, str):
+                if nic_name in names:
+                    out.append(Finding(name, "nics", path + ".name", "NIC %s is listed twice (also nics[%d]); a "
+                                       "NIC is one port, cabled to one switch port" % (nic_name, names[nic_name]),
+                                       "keep one entry per NIC"))
+                names.setdefault(nic_name, i)
+                if len(nic_name) > 15:
+                    out.append(Finding(name, "nics", path + ".name", "'%s' is longer than Linux's 15-character "
+                                       "interface names" % nic_name, "use the kernel's name for the NIC"))
+            dev = nic.get("rdma_device")
+            if isinstance(dev, str):
+                if dev in rdma:
+                    out.append(Finding(name, "nics", path + ".rdma_device", "%s is already the RDMA device of "
+                                       "nics[%d]" % (dev, rdma[dev]), "give each NIC its own RDMA device"))
+                rdma.setdefault(dev, i)
+            fab_name = nic.get("fabric")
+            fab = fabrics.get(fab_name) if isinstance(fab_name, str) else None
+            if isinstance(fab_name, str) and fab is None:
+                close = difflib.get_close_matches(fab_name, list(fabrics), n=1)
+                out.append(Finding(name, "nics", path + ".fabric", "'%s' is not a fabric of this pod" % fab_name,
+                                   ("did you mean '%s'?" % close[0]) if close else
+                                   "use one of %s (pod.fabrics)" % ", ".join(fabrics)))
+            addr = _ip(nic.get("address")) if isinstance(nic.get("address"), str) else None
+            if addr is not None:
+                own_addresses.add(addr)
+                if addr in addresses:
+                    out.append(Finding(name, "nics", path + ".address", "%s is already used by %s" % (
+                        addr, addresses[addr]), "give every NIC its own address"))
+                else:
+                    addresses[addr] = _addr_owner(name, path)
+                if fab is not None:
+                    net = fab["_net"]
+                    if addr not in net:
+                        out.append(Finding(name, "nics", path + ".address", "%s is outside fabric '%s' subnet %s"
+                                           % (addr, fab_name, net), "use an address in %s, or put the NIC on "
+                                           "the fabric whose subnet holds %s" % (net, addr)))
+                    elif addr in (net.network_address, net.broadcast_address):
+                        out.append(Finding(name, "nics", path + ".address", "%s is the network or broadcast "
+                                           "address of %s" % (addr, net), "use a host address of %s" % net))
+            if nic.get("default_route") is True:
+                defaults.append(i)
+                if fab is not None and not fab.get("gateway"):
+                    out.append(Finding(name, "nics", path + ".default_route", "fabric '%s' has no gateway" %
+                                       fab_name, "add a gateway to the fabric or drop default_route"))
+            if fab is not None:
+                mtu = nic.get("mtu")
+                if isinstance(mtu, int) and fab["kind"] == "infiniband":
+                    mode = fab.get("ipoib_mode") or "datagram"
+                    if mtu > IPOIB_MTU_MAX.get(mode, 65520):
+                        out.append(Finding(name, "nics", path + ".mtu", "IPoIB %s mode allows at most %d" % (
+                            mode, IPOIB_MTU_MAX[mode]), "lower the MTU or use ipoib_mode: connected"))
+                _check_cabling(name, path, nic, fab, switches, cabled, out)
+        if len(defaults) > 1:
+            out.append(Finding(name, "nics", "nics[%d].default_route" % defaults[1], "more than one NIC carries "
+                               "the default route (nics[%s])" % ", ".join(str(d) for d in defaults),
+                               "set default_route on one NIC only"))
+        ah = _ip(hv.get("ansible_host")) if isinstance(hv.get("ansible_host"), str) else None
+        if ah is not None and ah not in own_addresses and any(ah in f["_net"] for f in fabrics.values()):
+            out.append(Finding(name, "ansible_host", "ansible_host", "%s is on a pod fabric but is not one of "
+                               "this host's NIC addresses" % ah,
+                               "set ansible_host to one of the host's own addresses"))
+    for name, sw in switches.items():
+        short = sw.pop("_mtu_short", None)
+        if short:
+            need = max(m for m, _ in short) + ETHERNET_OVERHEAD
+            out.append(Finding(name, "switch", "switch.mtu", "%d is too small for %d cabled NIC(s): host MTU up "
+                               "to %d + %d bytes of headers (first: %s)" % (
+                                   sw["mtu"], len(short), need - ETHERNET_OVERHEAD, ETHERNET_OVERHEAD,
+                                   short[0][1]), "set switch.mtu to at least %d (max %s)" % (
+                                   need, SWITCH_MODELS[sw["model"]].max_mtu)))
+    for name, info in usable.items():
+        if info["role"] != "switches":
+            continue
+        ah = _ip(info["vars"].get("ansible_host")) if isinstance(info["vars"].get("ansible_host"), str) else None
+        if ah is not None and ah in addresses:
+            out.append(Finding(name, "ansible_host", "ansible_host", "%s is already used by %s" % (
+                ah, addresses[ah]), "give the switch its own management address"))
+
+
+def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any],
+                   switches: Dict[str, Dict[str, Any]], cabled: Dict[Tuple[str, str], str],
+                   out: List[Finding]) -> None:
+    sw_name, port = nic.get("switch"), nic.get("switch_port")
+    if sw_name is None and port is None:
+        return
+    if sw_name is None or port is None:
+        missing = "switch" if sw_name is None else "switch_port"
+        out.append(Finding(host, "nics", path + "." + missing, "a cabled NIC needs both switch and switch_port",
+                           "add %s, or remove the other key if the NIC is not cabled to a modelled switch"
+                           % missing))
+        return
+    sw = switches.get(sw_name)
+    if sw is None:
+        out.append(Finding(host, "nics", path + ".switch", "'%s' is not a switch in this inventory" % sw_name,
+                           "name a host of group 'switches' (with a valid switch.model)"))
+        return
+    model = SWITCH_MODELS[sw["model"]]
+    if port not in model.ports:
+        out.append(Finding(host, "nics", path + ".switch_port", "%s has no port '%s' (a %s)" % (
+            sw_name, port, sw["model"]), _port_fix(model)))
+        return
+    key = (sw_name, port)
+    if key in cabled:
+        out.append(Finding(host, "nics", path + ".switch_port", "%s %s is already cabled to %s" % (
+            sw_name, port, cabled[key]), "cable each switch port to one NIC"))
+        return
+    cabled[key] = "%s %s (%s)" % (host, nic.get("name"), path)
+    if port in sw.get("_pc_members", {}):
+        out.append(Finding(host, "nics", path + ".switch_port", "%s %s is a member of %s (inter-switch link)"
+                           % (sw_name, port, sw["_pc_members"][port]), "cable the NIC to a free port"))
+    is_ib_switch = model.platform == "mlnx-ib"
+    if is_ib_switch != (fab["kind"] == "infiniband"):
+        out.append(Finding(host, "nics", path + ".switch", "link type mismatch: %s NIC on fabric '%s' is cabled "
+                           "to %s, an %s switch" % (fab["kind"], fab["name"], sw_name,
+                                                   "InfiniBand" if is_ib_switch else "Ethernet"),
+                           "cable it to a switch of the fabric's kind, or fix the fabric's kind"))
+        return
+    speed = nic.get("speed")
+    port_cfg = (sw.get("ports") or {}).get(port) or {}
+    port_speed = port_cfg.get("speed") if isinstance(port_cfg, dict) else None
+    if isinstance(speed, int):
+        if speed > model.top_speed:
+            out.append(Finding(host, "nics", path + ".speed", "%d Gb/s is faster than a %s port (%d Gb/s)" % (
+                speed, sw["model"], model.top_speed), "check the NIC speed or the switch model"))
+        elif isinstance(port_speed, int) and port_speed != speed:
+            out.append(Finding(host, "nics", path + ".speed", "NIC runs at %d Gb/s but %s %s is set to %d Gb/s"
+                               % (speed, sw_name, port, port_speed), "make the port and NIC speeds agree"))
+    if not is_ib_switch:
+        mtu = host_mtu(nic, fab)
+        port_mtu = switch_port_mtu(sw, port)
+        port_override = isinstance(port_cfg, dict) and port_cfg.get("mtu") is not None
+        if port_mtu is not None and mtu + ETHERNET_OVERHEAD > port_mtu and not port_override \
+                and sw.get("mtu") is not None:
+            # the switch-wide MTU is too low: one finding on switch.mtu, not one per cabled NIC
+            sw.setdefault("_mtu_short", []).append((mtu, "%s %s (%s %s)" % (
+                sw_name, port, host, nic.get("name"))))
+        elif port_mtu is not None and mtu + ETHERNET_OVERHEAD > port_mtu:
+            out.append(Finding(host, "nics", path + ".switch_port", "host MTU %d + %d bytes of headers does not "
+                               "fit %s %s (MTU %d)" % (mtu, ETHERNET_OVERHEAD, sw_name, port, port_mtu),
+                               "raise the switch port MTU to at least %d (max %s) or lower the host MTU" % (
+                                   mtu + ETHERNET_OVERHEAD, model.max_mtu)))
+
+
+def _check_storage(storage: Any, usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, Any]],
+                   host: Optional[str], out: List[Finding]) -> None:
+    storage_fabrics = {n for n, f in fabrics.items() if "storage" in (f.get("carries") or [])}
+    if not isinstance(storage, dict):
+        return
+    for key in ("scripts_mount", "data_mount_prefix"):
+        value = storage.get(key)
+        if isinstance(value, str) and not value.startswith("/"):
+            out.append(Finding(host, "pod", "pod.storage." + key, "'%s' is not an absolute path" % value,
+                               "use an absolute mount point such as /mnt/isilon"))
+    if fabrics and not storage_fabrics:
+        out.append(Finding(host, "pod", "pod.fabrics", "no fabric carries storage traffic",
+                           "add 'storage' to the carries list of the fabric(s) storage is reached over"))
+        return
+    endpoints = [
+        (h, i) for h, info in usable.items() if info["role"] == "storage"
+        for i, nic in enumerate(info["vars"].get("nics") or [])
+        if isinstance(nic, dict) and nic.get("fabric") in storage_fabrics]
+    if storage_fabrics and not endpoints:
+        out.append(Finding(host, "pod", "pod.storage", "no storage node has a NIC on a storage fabric (%s)" %
+                           ", ".join(sorted(storage_fabrics)),
+                           "add storage hosts with NICs on those fabrics"))
+
+
+# --------------------------------------------------------------------------- model assembly
+def model_from_hostvars(hostvars: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """Build the model from Ansible hostvars (each must carry ``group_names``)."""
+    hosts = {}
+    pod = None
+    for name in sorted(hostvars):
+        hv = hostvars[name] or {}
+        if pod is None and hv.get("pod") is not None:
+            pod = hv.get("pod")
+        hosts[name] = {"groups": list(hv.get("group_names") or []),
+                       "vars": {k: hv.get(k) for k in MODEL_VARS if k != "pod" and hv.get(k) is not None}}
+    return {"pod": pod, "hosts": hosts}
+
+
+def errors(findings: Iterable[Finding]) -> List[Finding]:
+    return [f for f in findings if f.severity == "error"]
+
+
