@@ -373,6 +373,7 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
 
     # ---- per host: role, schema
     usable: Dict[str, Dict[str, Any]] = {}
+    missing: Dict[Tuple[str, str], List[str]] = {}  # (role, var) -> hosts lacking a required var
     lowered: Dict[str, str] = {}
     for name, info in hosts.items():
         groups = info.get("groups") or []
@@ -399,12 +400,17 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
         for var, spec in HOST_SCHEMAS[role].items():
             if hv.get(var) is None:
                 if spec.required:
-                    out.append(Finding(name, var, var, "required for hosts in group '%s' but not set" % role,
-                                       _missing_fix(var)))
+                    missing.setdefault((role, var), []).append(name)
                     ok = False
                 continue
             ok = check_schema(hv[var], spec, var, var, name, out) and ok
         usable[name] = {"role": role, "vars": hv, "ok": ok}
+
+    for (role, var), names in missing.items():
+        many = "" if len(names) == 1 else " (and %d more host(s) of the group: %s)" % (
+            len(names) - 1, ", ".join(names[1:6]) + (", ..." if len(names) > 6 else ""))
+        out.append(Finding(names[0], var, var, "required for hosts in group '%s' but not set%s" % (role, many),
+                           _missing_fix(var)))
 
     switches = {h: u["vars"]["switch"] for h, u in usable.items()
                 if u["role"] == "switches" and isinstance(u["vars"].get("switch"), dict)

@@ -16,6 +16,8 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 import yaml
 
 _YAML_EXT = (".yml", ".yaml", ".json", "")
+# Where a missing variable belongs (suggested when no file defines it yet).
+_HOME = {"pod": os.path.join("group_vars", "all", "pod.yml"), "dgx_model": os.path.join("group_vars", "dgx.yml")}
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -156,8 +158,8 @@ def locate(inventory_dirs: Sequence[str], host: Optional[str], groups: Sequence[
                     return "%s:%d" % (_rel(f), node.start_mark.line + 1)
     if inventory_dirs:
         base = inventory_dirs[0] if os.path.isdir(inventory_dirs[0]) else os.path.dirname(inventory_dirs[0])
-        if var == "pod":
-            return _rel(os.path.join(base, "group_vars", "all", "pod.yml"))
+        if var in _HOME:
+            return _rel(os.path.join(base, _HOME[var]))
         if host and var != "inventory":
             return _rel(os.path.join(base, "host_vars", host + ".yml"))
     return None

@@ -1,0 +1,17 @@
+"""Shared test set-up: make the project's module_utils importable as Ansible would."""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+sys.path.insert(0, os.path.join(ROOT, "library"))
+# Modules import their helpers as ansible.module_utils.<name>; map them to the project's copies.
+for _name in ("pod_model", "pod_sources"):
+    sys.modules.setdefault("ansible.module_utils." + _name, importlib.import_module(_name))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: needs root and builds the pod-in-a-box simulator")

@@ -1,0 +1,53 @@
+"""Load an inventory directory the way Ansible does and run preflight on it (no network)."""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any, Callable, Dict, List
+
+import yaml
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.vars.manager import VariableManager
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFILES = os.path.join(ROOT, "profiles")
+REFERENCE = ["dgxpod", "dgxa100-powerscale", "dgx-ess3000"]
+
+
+def hostvars(inv_dir: str) -> Dict[str, Dict[str, Any]]:
+    loader = DataLoader()
+    inv = InventoryManager(loader=loader, sources=[inv_dir])
+    vm = VariableManager(loader=loader, inventory=inv)
+    out = {}
+    for host in inv.get_hosts():
+        hv = vm.get_vars(host=host, include_hostvars=False)
+        out[host.name] = {k: v for k, v in hv.items()}
+        out[host.name]["group_names"] = sorted(g.name for g in host.get_groups() if g.name != "all")
+    return out
+
+
+def preflight(inv_dir: str):
+    import pod_preflight  # library/pod_preflight.py
+    hv = hostvars(inv_dir)
+    return pod_preflight.run(hv, [inv_dir], PROFILES)
+
+
+def copy_inventory(name: str, dest: str) -> str:
+    target = os.path.join(dest, name)
+    shutil.copytree(os.path.join(ROOT, "inventories", name), target)
+    return target
+
+
+def edit_yaml(path: str, change: Callable[[Any], Any]) -> None:
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    result = change(data)
+    if isinstance(result, dict):  # a change may return a whole new document
+        data = result
+    with open(path, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(data, fh, sort_keys=False)
+
+
+def texts(findings, severity: str = "error") -> List[str]:
+    return [f.format() for f in findings if f.severity == severity]
