@@ -131,7 +131,7 @@ class Field:
     required: bool = False
     choices: Optional[Tuple[Any, ...]] = None
     item: Optional[Any] = None  # Field or Schema for list items
-    schema: Optional["Schema"] = None  # for dicts with known keys
+    schema: Optional[Schema] = None  # for dicts with known keys
     values: Optional[Any] = None  # Field/Schema for dict values (free keys)
     minimum: Optional[int] = None
     maximum: Optional[int] = None

@@ -1,0 +1,53 @@
+# DGX pod toolkit - entry points. These target names are stable: users and automation call them.
+#   make setup                 install everything (Debian packages, .venv, collections)
+#   make demo                  setup + sim-up + site.yml + validate.yml on the pod-in-a-box
+#   make test                  setup + linters + all tests (unit, integration on the simulator)
+#   make sim-up NODES=<n>      build the pod-in-a-box (default 4 DGX nodes, STORAGE=2 storage nodes)
+#   make sim-status / sim-down
+#   make lint / unit / integration   parts of `make test`
+SHELL := /bin/bash
+NODES ?= 4
+STORAGE ?= 2
+VENV := $(CURDIR)/.venv
+export PATH := $(VENV)/bin:$(PATH)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+PYTEST := $(VENV)/bin/python -m pytest -p no:cacheprovider
+
+.PHONY: setup demo test lint unit integration sim-up sim-status sim-down deploy validate
+
+setup:
+	bash scripts/setup.sh
+
+sim-up: setup
+	sim/podsim up --nodes $(NODES) --storage $(STORAGE)
+
+sim-status:
+	sim/podsim status
+
+sim-down:
+	sim/podsim down
+
+deploy:
+	ansible-playbook site.yml
+
+validate:
+	ansible-playbook validate.yml
+
+demo: sim-up
+	ansible-playbook site.yml
+	ansible-playbook validate.yml
+	@echo "Results: $(CURDIR)/results/pod-in-a-box/latest/ (report.md, results.json)"
+
+lint: setup
+	ruff check .
+	yamllint -s .
+	ansible-lint --offline -q
+
+unit: setup
+	$(PYTEST) tests/unit
+
+integration: setup
+	$(PYTEST) -m integration tests/integration
+
+test: setup lint
+	$(PYTEST) tests/unit tests/integration
