@@ -47,7 +47,7 @@ unit: setup
 	$(PYTEST) tests/unit
 
 integration: setup
-	$(PYTEST) -m integration tests/integration
+	$(PYTEST) -m integration tests
 
 test: setup lint
-	$(PYTEST) tests/unit tests/integration
+	$(PYTEST) tests
