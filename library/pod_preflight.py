@@ -19,8 +19,9 @@ version_added: "0.1.0"
 options:
   hosts:
     description:
-      - Per-host model variables, as C({host: {group_names, pod, nics, dgx_model, gpus,
-        storage_node, switch, ansible_host}}). Build it with the C(pod_model_vars) filter.
+      - "Per-host model variables: a mapping of host name to that host's C(group_names), C(pod),
+        C(nics), C(dgx_model), C(gpus), C(storage_node), C(switch) and C(ansible_host).
+        Build it with the C(pod_model_vars) filter."
     type: dict
     required: true
   inventory_sources:

@@ -1,0 +1,201 @@
+"""The simulator's hardware stand-ins (sim/standins/podsim_hw.py): TEST DOUBLES for nvidia-smi,
+ibdev2netdev, ibv_devinfo, mlxconfig, mlnx_qos, cma_roce_mode.  These tests pin their output
+formats to the real tools' (004's captured ibdev2netdev / ibv_devinfo lines) and their state changes."""
+
+import io
+import json
+import os
+import re
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
+
+import podsim_hw as hw  # noqa: E402
+
+UP = {n: (True, 9000) for n in ("enp5s0", "enp12s0", "enp132s0", "enp139s0")}
+
+
+@pytest.fixture
+def state():
+    return hw.default_state("sim-dgx1", 1)
+
+
+def test_nvidia_smi_table(state):
+    out = hw.render_nvidia_smi(state, now=0)
+    lines = out.splitlines()
+    assert all(len(line) == 79 for line in lines[1:]), [len(x) for x in lines]
+    assert "| NVIDIA-SMI 418.67       Driver Version: 418.67       CUDA Version: 10.1     |" in lines
+    rows = [x for x in lines if "Tesla V100-SXM2..." in x]
+    assert len(rows) == 8
+    assert rows[0] == "|   0  Tesla V100-SXM2...  On   | 00000000:06:00.0 Off |                    0 |"
+    assert "| N/A   34C    P0    43W / 300W |      0MiB / 32480MiB |      0%      Default |" in lines
+    assert "No running processes found" in out
+
+
+def test_nvidia_smi_list(state):
+    lines = hw.render_nvidia_smi_list(state).splitlines()
+    assert len(lines) == 8
+    for i, line in enumerate(lines):
+        uuid = r"GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
+        assert re.fullmatch(r"GPU %d: Tesla V100-SXM2-32GB \(UUID: %s\)" % (i, uuid), line)
+    assert len({line.split("UUID: ")[1] for line in lines}) == 8
+    assert hw.default_state("sim-dgx2", 2)["gpus"][0]["uuid"] != state["gpus"][0]["uuid"]
+
+
+def test_query_gpu_csv(state):
+    fields = ["index", "name", "uuid", "memory.total"]
+    out = hw.render_query_gpu(state, fields).splitlines()
+    assert out[0] == "index, name, uuid, memory.total [MiB]"
+    assert re.fullmatch(r"0, Tesla V100-SXM2-32GB, GPU-[0-9a-f-]{36}, 32480 MiB", out[1])
+    assert len(out) == 9
+    nh = hw.render_query_gpu(state, fields, noheader=True).splitlines()
+    assert nh == out[1:]
+    nu = hw.render_query_gpu(state, fields, noheader=True, nounits=True).splitlines()
+    assert nu[7].startswith("7, Tesla V100-SXM2-32GB, GPU-") and nu[7].endswith(", 32480")
+    with pytest.raises(KeyError):
+        hw.render_query_gpu(state, ["bogus"])
+
+
+def test_ibdev2netdev_matches_004(state):
+    # 004 (root@DGX1-1:~# ibdev2netdev)
+    assert hw.render_ibdev2netdev(state, UP) == (
+        "mlx5_0 port 1 ==> enp5s0 (Up)\n"
+        "mlx5_1 port 1 ==> enp12s0 (Up)\n"
+        "mlx5_2 port 1 ==> enp132s0 (Up)\n"
+        "mlx5_3 port 1 ==> enp139s0 (Up)\n")
+    down = dict(UP, enp12s0=(False, 9000))
+    assert "mlx5_1 port 1 ==> enp12s0 (Down)" in hw.render_ibdev2netdev(state, down)
+    v = hw.render_ibdev2netdev(state, UP, verbose=True).splitlines()[0]
+    assert re.fullmatch(r"0000:05:00\.0 mlx5_0 \(MT4115 - MT\w+\) CX455A - ConnectX-4 QSFP28 fw 12\.18\.1000 "
+                        r"port 1 \(ACTIVE\) ==> enp5s0 \(Up\)", v)
+
+
+def test_ibv_devinfo_matches_004_fields(state):
+    out = hw.render_ibv_devinfo(state, UP, device="mlx5_3")
+    kv = {}
+    for line in out.splitlines():
+        if ":" in line:
+            k, v = line.split(":", 1)
+            kv[k.strip()] = v.strip()
+    assert kv["hca_id"] == "mlx5_3"
+    assert kv["transport"] == "InfiniBand (0)"
+    assert kv["fw_ver"] == "12.18.1000"
+    assert kv["vendor_id"] == "0x02c9" and kv["vendor_part_id"] == "4115"
+    assert kv["board_id"] == "MT_2180110032" and kv["phys_port_cnt"] == "1"
+    assert kv["state"] == "PORT_ACTIVE (4)"
+    assert kv["max_mtu"] == "4096 (5)" and kv["active_mtu"] == "4096 (5)"
+    assert kv["link_layer"] == "Ethernet"
+    assert re.fullmatch(r"[0-9a-f]{4}(:[0-9a-f]{4}){3}", kv["node_guid"])
+    assert out.startswith("hca_id:\tmlx5_3\n\ttransport:\t\t\tInfiniBand (0)\n")
+    every = hw.render_ibv_devinfo(state, UP)
+    hcas = [x.split("\t")[1] for x in every.splitlines() if x.startswith("hca_id")]
+    assert hcas == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
+    # MTU 1500 netdev -> 1024 RoCE MTU; link down -> PORT_DOWN
+    small = hw.render_ibv_devinfo(state, dict(UP, enp5s0=(False, 1500)), device="enp5s0")
+    assert "active_mtu:\t\t1024 (3)" in small and "PORT_DOWN (1)" in small
+    verbose = hw.render_ibv_devinfo(state, UP, "mlx5_0", verbose=True, addresses={"enp5s0": ["198.18.5.11"]})
+    assert "0000:0000:0000:0000:0000:ffff:c612:050b, RoCE v2" in verbose
+    with pytest.raises(KeyError):
+        hw.render_ibv_devinfo(state, UP, device="mlx5_9")
+
+
+def test_mlxconfig_query_and_set_table(state):
+    q = hw.render_mlxconfig_query(state, "mlx5_0", ["LINK_TYPE_P1"])
+    assert "Device #1:\n----------\n" in q
+    assert "Configurations:                              Next Boot\n" in q
+    assert re.search(r"^ {9}LINK_TYPE_P1 {24}ETH\(2\)", q, re.M)
+    s = hw.render_mlxconfig_set(state, "mlx5_0", {"LINK_TYPE_P1": 1}, assume_yes=True)
+    assert re.search(r"^ {9}LINK_TYPE_P1 {24}ETH\(2\) {10}IB\(1\)", s, re.M)
+    assert "Apply new Configuration? (y/n) [n] : y" in s
+    assert hw.parse_mlx_value("LINK_TYPE_P1", "ETH") == 2
+    assert hw.parse_mlx_value("LINK_TYPE_P1", "IB(1)") == 1
+    with pytest.raises(ValueError):
+        hw.parse_mlx_value("LINK_TYPE_P1", "7")
+
+
+def test_mlnx_qos(state):
+    out = hw.render_mlnx_qos(state, "enp5s0")
+    assert "Priority trust state: pcp" in out and "dscp2prio" not in out
+    assert "\tenabled     0   0   0   0   0   0   0   0" in out
+    state["qos"]["enp5s0"].update(trust="dscp", pfc=[0, 0, 0, 1, 0, 0, 0, 0])
+    out = hw.render_mlnx_qos(state, "enp5s0")
+    assert "Priority trust state: dscp" in out
+    assert "\tprio:3 dscp:31,30,29,28,27,26,25,24," in out
+    assert "\tenabled     0   0   0   1   0   0   0   0" in out
+
+
+def test_cma_roce_mode():
+    assert hw.render_cma_roce_mode(1) == "IB/RoCE v1\n"
+    assert hw.render_cma_roce_mode(2) == "RoCE v2\n"
+
+
+# ---- the tools themselves (argv[0] dispatch), on a state file, changing it --------------------
+
+@pytest.fixture
+def hwfile(tmp_path, monkeypatch, state):
+    p = tmp_path / "hardware.json"
+    p.write_text(json.dumps(state))
+    monkeypatch.setenv("PODSIM_HW_STATE", str(p))
+    return p
+
+
+def run_tool(argv, capsys, stdin=""):
+    old = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        rc = hw.main(argv)
+    finally:
+        sys.stdin = old
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_mlxconfig_set_changes_next_boot(hwfile, capsys):
+    rc, out, _ = run_tool(["mlxconfig", "-d", "mlx5_0", "-y", "set", "LINK_TYPE_P1=1"], capsys)
+    assert rc == 0 and "Applying... Done!" in out
+    assert json.loads(hwfile.read_text())["hcas"]["mlx5_0"]["mlxconfig"]["LINK_TYPE_P1"]["next_boot"] == 1
+    rc, out, _ = run_tool(["mlxconfig", "-d", "mlx5_0", "q", "LINK_TYPE_P1"], capsys)
+    assert "IB(1)" in out
+    rc, out, _ = run_tool(["mlxconfig", "-d", "mlx5_0", "set", "LINK_TYPE_P1=2"], capsys, stdin="n\n")
+    assert rc == 1 and "Aborted by user" in out
+    rc, _, err = run_tool(["mlxconfig", "-d", "mlx5_0", "q", "LINK_TYPE_P9"], capsys)
+    assert rc != 0 and "-E-" in err
+
+
+def test_mlnx_qos_set(hwfile, capsys):
+    rc, out, _ = run_tool(["mlnx_qos", "-i", "enp5s0", "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"], capsys)
+    assert rc == 0 and "Priority trust state: dscp" in out
+    q = json.loads(hwfile.read_text())["qos"]["enp5s0"]
+    assert q["trust"] == "dscp" and q["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]
+    rc, _, _ = run_tool(["mlnx_qos", "-i", "enp5s0", "--pfc", "1,1"], capsys)
+    assert rc != 0
+
+
+def test_cma_roce_mode_set(hwfile, capsys):
+    assert run_tool(["cma_roce_mode", "-d", "mlx5_2", "-p", "1"], capsys)[1] == "IB/RoCE v1\n"
+    assert run_tool(["cma_roce_mode", "-d", "mlx5_2", "-p", "1", "-m", "2"], capsys)[1] == "RoCE v2\n"
+    assert json.loads(hwfile.read_text())["hcas"]["mlx5_2"]["roce_mode"] == 2
+
+
+def test_nvidia_smi_cli(hwfile, capsys):
+    rc, out, _ = run_tool(["/usr/local/sbin/nvidia-smi", "--query-gpu=index,name,uuid,memory.total",
+                           "--format=csv,noheader,nounits"], capsys)
+    assert rc == 0 and len(out.splitlines()) == 8
+    rc, out, _ = run_tool(["nvidia-smi", "-L"], capsys)
+    assert out.startswith("GPU 0: Tesla V100-SXM2-32GB (UUID: GPU-")
+
+
+def test_without_state_nvidia_smi_fails_like_without_driver(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PODSIM_HW_STATE", str(tmp_path / "absent.json"))
+    rc, _, err = run_tool(["nvidia-smi"], capsys)
+    assert rc == 9 and "couldn't communicate with the NVIDIA driver" in err
+
+
+def test_symlinks_cover_every_tool():
+    d = os.path.join(ROOT, "sim", "standins")
+    for tool in hw.TOOLS:
+        p = os.path.join(d, tool)
+        assert os.path.islink(p) and os.readlink(p) == "podsim_hw.py"
