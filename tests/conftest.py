@@ -13,5 +13,19 @@ for _name in ("pod_model", "pod_sources"):
     sys.modules.setdefault("ansible.module_utils." + _name, importlib.import_module(_name))
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("pod", "post-deploy checks against a pod inventory (tests/infra)")
+    group.addoption("--pod-inventory", default=None,
+                    help="run tests/infra against this inventory directory (e.g. inventories/sim)")
+    group.addoption("--pod-group", default="dgx", help="inventory group whose hosts tests/infra checks")
+
+
+def pytest_ignore_collect(collection_path, config):
+    # tests/infra checks a deployed pod; it runs only when an inventory is named.
+    if "infra" in collection_path.parts and not config.getoption("--pod-inventory"):
+        return True
+    return None
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "integration: needs root and builds the pod-in-a-box simulator")
