@@ -126,7 +126,7 @@ def alive(rec: dict | None) -> bool:
     return bool(rec) and proc_starttime(rec["pid"]) == rec["start"]
 
 
-def signal_recorded(recs: list[dict], timeout: float = 3.0) -> list[dict]:
+def signal_recorded(recs: list[dict], timeout: float = 1.0) -> list[dict]:
     """TERM the recorded processes still alive, KILL them after timeout; returns the survivors."""
     live = [r for r in recs if alive(r)]
     for r in live:
@@ -377,12 +377,16 @@ def host_end_mac(node: pm.Node, nic: pm.Nic) -> str:
 def ensure_bridges(actions: list[str]) -> None:
     links = {link["ifname"]: link for link in ip_json(["link", "show", "type", "bridge"])}
     cmds = []
-    for fab in pm.FABRICS.values():
+    for k, fab in enumerate(pm.FABRICS.values()):
         br = fab.bridge
         mtu = fab.mtu if fab.name == "mgmt" else pm.SWITCH_PORT_MTU
         if br not in links:
-            cmds += ["link add %s type bridge stp_state 0 forward_delay 0 mcast_snooping 0" % br,
-                     "link set %s addrgenmode none" % br]
+            # fixed MAC (else the bridge takes its lowest port's); the extra MTU step marks the MTU as
+            # set by the user, so ports with a larger MTU do not raise the bridge's own MTU later.
+            cmds += ["link add %s address 06:53:49:ff:00:%02x type bridge stp_state 0 forward_delay 0 "
+                     "mcast_snooping 0" % (br, k),
+                     "link set %s addrgenmode none" % br,
+                     "link set %s mtu 1280" % br]
             actions.append("created bridge %s" % br)
         if br not in links or links[br].get("mtu") != mtu or "UP" not in links[br].get("flags", []):
             cmds += ["link set %s mtu %d up" % (br, mtu)]
@@ -508,27 +512,29 @@ def node_health(st: State, node: pm.Node, nets: set[str]) -> dict:
     return h
 
 
-def stop_node(st: State, name: str, paths: Paths) -> list[str]:
-    """Stop everything of one node; returns what is left (empty when clean)."""
+def stop_nodes(st: State, names: list[str], paths: Paths) -> list[str]:
+    """Stop everything of these nodes (all at once); returns what is left (empty when clean).
+    Order: recorded daemons, recorded anchors, then any other process inside the nodes' recorded
+    namespaces (sessions, iperf3 servers, FUSE clients...), then the named netns and runtime dirs."""
     left = []
-    m = st.members.get(name, {})
-    recs = [m.get(k) for k in ("ganesha", "rpcbind", "sshd", "nfsclients") if m.get(k)]
-    recs = [r for r in recs if isinstance(r, dict)]
-    left += ["pid %d" % r["pid"] for r in signal_recorded(recs)]
-    left += ["pid %d" % r["pid"] for r in signal_recorded([m["anchor"]] if m.get("anchor") else [])]
-    mnt = {m["mntns"]} if m.get("mntns") else set()
-    net = {m["netns_ino"]} if m.get("netns_ino") else set()
+    ms = {name: st.members.get(name, {}) for name in names}
+    daemons = [m[k] for m in ms.values() for k in ("ganesha", "rpcbind", "sshd") if isinstance(m.get(k), dict)]
+    left += ["pid %d" % r["pid"] for r in signal_recorded(daemons)]
+    left += ["pid %d" % r["pid"] for r in signal_recorded([m["anchor"] for m in ms.values() if m.get("anchor")])]
+    mnt = {m["mntns"] for m in ms.values() if m.get("mntns")}
+    net = {m["netns_ino"] for m in ms.values() if m.get("netns_ino")}
     if mnt or net:
-        inner = procs_in_namespaces(mnt, net)
-        left += ["pid %d (in %s)" % (r["pid"], name) for r in signal_recorded(inner)]
-    if name in netns_list():
-        p = run(["ip", "netns", "del", name], check=False)
-        if p.returncode != 0:
-            left.append("netns %s: %s" % (name, p.stderr.strip()))
-    nd = paths.node(name)
-    if os.path.isdir(nd) and not left:
-        shutil.rmtree(nd, ignore_errors=True)
-    st.members.pop(name, None)
+        left += ["pid %d (inside a node)" % r["pid"] for r in signal_recorded(procs_in_namespaces(mnt, net))]
+    nets = netns_list()
+    for name in names:
+        if name in nets:
+            p = run(["ip", "netns", "del", name], check=False)
+            if p.returncode != 0:
+                left.append("netns %s: %s" % (name, p.stderr.strip()))
+    if not left:
+        for name in names:
+            shutil.rmtree(paths.node(name), ignore_errors=True)
+            st.members.pop(name, None)
     return left
 
 
@@ -635,11 +641,12 @@ def cmd_up(args) -> int:
         ensure_bridges(actions)
         wanted = {n.name: n for n in pod.all_nodes}
         # nodes no longer wanted (pod resized down)
-        for name in sorted(set(st.members) - set(wanted)):
-            left = stop_node(st, name, paths)
+        gone = sorted(set(st.members) - set(wanted))
+        if gone:
+            left = stop_nodes(st, gone, paths)
             if left:
-                die("could not remove %s: %s" % (name, ", ".join(left)))
-            actions.append("removed %s" % name)
+                die("could not remove %s: %s" % (", ".join(gone), ", ".join(left)))
+            actions += ["removed %s" % name for name in gone]
         for name in sorted(st.data.get("shapes", {})):
             if name.split("/")[0] not in wanted:
                 del st.data["shapes"][name]
@@ -655,7 +662,7 @@ def cmd_up(args) -> int:
                 continue
             h = node_health(st, node, nets)
             if not (h["netns"] and h["anchor"]):
-                left = stop_node(st, node.name, paths)
+                left = stop_nodes(st, [node.name], paths)
                 if left:
                     die("could not clean %s before rebuilding it: %s" % (node.name, ", ".join(left)))
                 actions.append("rebuilt %s (%s)" % (node.name, ", ".join(k for k, v in h.items() if not v)))
@@ -801,8 +808,7 @@ def cmd_down(args) -> int:
     problems = []
     with Lock(paths):
         st = State(paths)
-        for name in sorted(st.members):
-            problems += stop_node(st, name, paths)
+        problems += stop_nodes(st, sorted(st.members), paths)
         # unrecorded namespaces of ours: removed only when nothing runs inside them
         for name in sorted(netns_list()):
             if name.startswith(pm.NODE_PREFIX) or name.startswith(pm.STORAGE_PREFIX):
