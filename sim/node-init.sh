@@ -2,10 +2,10 @@
 # Anchor process of one simulated pod node.  Started by sim/podsim.py as
 #   ip netns exec NODE unshare --mount --uts --propagation private /bin/sh node-init.sh NAME ROLE NODEDIR SIMDIR
 # so it already runs in the node's network namespace and in private mount + UTS namespaces.
-# It mounts the node's private views (overlayfs over /etc and /root, tmpfs /run, the hardware
+# It mounts the node's private views (overlayfs over /etc and /root, tmpfs /run and /mnt, the hardware
 # stand-ins over /usr/local/sbin on DGX nodes), sets the hostname, starts the node's daemons,
 # writes their PIDs into NODEDIR, then stays alive (its PID is the node's anchor: nsenter -t PID).
-# Everything else (/usr, /var, /opt, /tmp, /mnt, /work...) is shared with the host.
+# Everything else (/usr, /var, /opt, /tmp, /work...) is shared with the host.
 set -eu
 NAME=$1 ROLE=$2 NODEDIR=$3 SIMDIR=$4
 
@@ -15,6 +15,7 @@ overlay() { # overlay $1 (lower: the host's dir) with upper/work dirs NODEDIR/$2
 overlay /etc etc
 overlay /root root
 mount -t tmpfs -o mode=0755,size=256m podsim-run /run
+mount -t tmpfs -o mode=0755,size=64m podsim-mnt /mnt   # mount points stay inside the node
 mkdir -p /run/sshd /run/lock /run/ganesha
 chmod 0755 /run/sshd
 if [ "$ROLE" = dgx ]; then

@@ -281,6 +281,11 @@ def hosts_file(name: str) -> str:
             "ff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n" % name)
 
 
+def nfs_python() -> str:
+    venv = os.path.join(REPO, ".venv", "bin", "python")
+    return venv if os.path.exists(venv) else sys.executable
+
+
 def _write(path: str, text: str, mode: int = 0o644, only_if_missing: bool = False) -> None:
     if only_if_missing and os.path.exists(path):
         return
@@ -327,6 +332,8 @@ def prepare_node_dir(paths: Paths, node: pm.Node, pubkey: str) -> None:
     ident = {"simulated": True, "simulator": "podsim", "node": node.name, "role": node.role,
              "nics": [{"name": n.name, "fabric": n.fabric, "address": n.address} for n in node.nics]}
     _write(os.path.join(etc, "podsim", "node.json"), json.dumps(ident, indent=1) + "\n")
+    # for the FUSE NFS client stand-in (sim/standins/podsim-nfs): the Python that has libnfs + fusepy
+    _write(os.path.join(etc, "podsim", "env"), "PODSIM_PYTHON=%s\nPODSIM_SIM=%s\n" % (nfs_python(), SIM_DIR))
     if node.role == "dgx":
         _write(os.path.join(etc, "podsim", "hardware.json"),
                json.dumps(podsim_hw.default_state(node.name, node.index), indent=1, sort_keys=True) + "\n",

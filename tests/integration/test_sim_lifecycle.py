@@ -161,6 +161,25 @@ def test_lifecycle(fresh_pod):
     rpc = in_node(pod.storage_nodes[0].name, "rpcinfo", "-p").stdout
     assert "nfs" in rpc and "mountd" in rpc and "nlockmgr" not in rpc
 
+    # a real NFS mount through the FUSE NFS client stand-in: written on dgx1 via isilon1 (data-66),
+    # read on dgx2 via isilon2 (data-5, NFSv4): one namespace, like Isilon's
+    s1, s2 = pod.storage_nodes
+    data66 = next(n.address for n in s1.nics if n.fabric == "data-66")
+    data5 = next(n.address for n in s2.nics if n.fabric == "data-5")
+    name = "lifecycle-%d.txt" % os.getpid()
+    in_node(d1.name, "sh", "-c", "mkdir -p /mnt/isilon1 && mount -t fuse.podsim-nfs nfs://%s/ifs /mnt/isilon1 && "
+            "echo written-on-dgx1 > /mnt/isilon1/%s" % (data66, name))
+    in_node(d2.name, "sh", "-c", "mkdir -p /mnt/isilon1 && mount -t fuse 'podsim-nfs#nfs://%s/ifs' -o vers=4 "
+            "/mnt/isilon1" % data5)
+    assert in_node(d2.name, "cat", "/mnt/isilon1/" + name).stdout == "written-on-dgx1\n"
+    mounts = in_node(d2.name, "cat", "/proc/mounts").stdout
+    assert "nfs://%s/ifs /mnt/isilon1 fuse.podsim-nfs rw" % data5 in mounts
+    assert os.path.exists(os.path.join(STATE, "ifs", name))
+    assert "/mnt/isilon1" not in open("/proc/mounts").read(), "a node's mount leaked to the host"
+    in_node(d1.name, "rm", "/mnt/isilon1/" + name)
+    assert in_node(d2.name, "ls", "/mnt/isilon1").stdout.split().count(name) == 0
+    in_node(d2.name, "umount", "/mnt/isilon1")   # d1's mount is left for `down` to clean
+
     # per-node /etc: a file written in one node is not seen by another node nor by the host
     in_node(d1.name, "sh", "-c", "echo x > /etc/podsim-lifecycle-test")
     assert in_node(d2.name, "test", "-e", "/etc/podsim-lifecycle-test", check=False).returncode != 0

@@ -199,3 +199,20 @@ def test_symlinks_cover_every_tool():
     for tool in hw.TOOLS:
         p = os.path.join(d, tool)
         assert os.path.islink(p) and os.readlink(p) == "podsim_hw.py"
+
+
+def test_nfs_client_standin_mount_options():
+    pytest.importorskip("libnfs")
+    pytest.importorskip("fuse")
+    import podsim_nfs
+
+    kw, version = podsim_nfs.parse_options(",rw,vers=4.1,hard,rsize=1048576,_netdev,x-systemd.automount")
+    assert kw == {"rw": True} and version == 4
+    assert podsim_nfs.parse_options("")[1] == 3
+    assert podsim_nfs.main(["not-a-url", "/mnt/x"]) == 2
+
+
+def test_nfs_client_wrapper_is_on_the_node_path():
+    p = os.path.join(ROOT, "sim", "standins", "podsim-nfs")
+    assert os.access(p, os.X_OK)
+    assert "podsim_nfs.py" in open(p).read()
