@@ -149,18 +149,42 @@ def signal_recorded(recs: list[dict], timeout: float = 1.0) -> list[dict]:
     return [r for r in live if alive(r)]
 
 
-def procs_in_namespaces(mnt_inodes: set[int], net_inodes: set[int]) -> list[dict]:
+def _is_node_mnt_ns(pid: int, nodes_dir: str) -> bool:
+    """True if pid's mount namespace is a simulator node's: it has a node's /etc overlay mounted."""
+    try:
+        with open("/proc/%d/mountinfo" % pid) as f:
+            return any(" podsim-etc " in line and "upperdir=%s/" % nodes_dir in line for line in f)
+    except OSError:
+        return False
+
+
+def procs_in_namespaces(mnt_inodes: set[int], net_inodes: set[int], paths: Paths) -> list[dict]:
     """Processes living inside the simulator's own node namespaces (started there by sshd sessions,
-    Ansible, tests...).  They are the simulator's by construction: nothing else runs in those
-    namespaces.  Host processes are never matched (their namespaces differ)."""
+    Ansible, tests...): nothing else runs in those namespaces.  A recorded namespace inode is only
+    trusted after checking that it is still ours (inode numbers are reused once a namespace is gone):
+    a mount namespace must have a node's /etc overlay mounted, a network namespace must still be the
+    one bound at /run/netns/<node>.  Host processes are never matched."""
     found = []
     host_mnt, host_net = ns_inode(os.getpid(), "mnt"), ns_inode(os.getpid(), "net")
+    bound = set()
+    for name in netns_list():
+        try:
+            bound.add(os.stat("/run/netns/" + name).st_ino)
+        except OSError:
+            pass
+    net_ok = (net_inodes & bound) - {host_net}
+    mnt_ok: dict[int, bool] = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         pid = int(d)
         m, n = ns_inode(pid, "mnt"), ns_inode(pid, "net")
-        if (m in mnt_inodes and m != host_mnt) or (n in net_inodes and n != host_net):
+        ours = n in net_ok
+        if not ours and m in mnt_inodes and m != host_mnt:
+            if m not in mnt_ok:
+                mnt_ok[m] = _is_node_mnt_ns(pid, paths.nodes)
+            ours = mnt_ok[m]
+        if ours:
             rec = record(pid)
             if rec:
                 found.append(rec)
@@ -531,7 +555,7 @@ def stop_nodes(st: State, names: list[str], paths: Paths) -> list[str]:
     mnt = {m["mntns"] for m in ms.values() if m.get("mntns")}
     net = {m["netns_ino"] for m in ms.values() if m.get("netns_ino")}
     if mnt or net:
-        left += ["pid %d (inside a node)" % r["pid"] for r in signal_recorded(procs_in_namespaces(mnt, net))]
+        left += ["pid %d (inside a node)" % r["pid"] for r in signal_recorded(procs_in_namespaces(mnt, net, paths))]
     nets = netns_list()
     for name in names:
         if name in nets:
@@ -801,7 +825,7 @@ def leftovers(st: State | None) -> list[str]:
                 mnts.add(m["mntns"])
             if m.get("netns_ino"):
                 nets.add(m["netns_ino"])
-        for r in procs_in_namespaces(mnts, nets):
+        for r in procs_in_namespaces(mnts, nets, st.paths):
             left.append("process %d (inside a simulator namespace)" % r["pid"])
     if os.path.isdir("/etc/netns") and any(d.startswith(pm.NETNS_PREFIX) for d in os.listdir("/etc/netns")):
         left.append("/etc/netns/%s*" % pm.NETNS_PREFIX)
