@@ -158,6 +158,53 @@ def _is_node_mnt_ns(pid: int, nodes_dir: str) -> bool:
         return False
 
 
+def is_sim_netns(name: str) -> bool:
+    return name.startswith(pm.NODE_PREFIX) or name.startswith(pm.STORAGE_PREFIX)
+
+
+def netns_is_ours(st: State, name: str) -> bool:
+    """The named namespace is the one this state recorded (same inode)."""
+    rec = st.members.get(name, {}).get("netns_ino")
+    try:
+        return rec is not None and os.stat("/run/netns/" + name).st_ino == rec
+    except OSError:
+        return False
+
+
+def foreign_namespaces(st: State) -> dict[str, list[str]]:
+    """Node-named namespaces that this state did not create and in which processes run
+    (another checkout's pod, or one whose state was lost): never touched, reported."""
+    out = {}
+    for name in sorted(netns_list()):
+        if is_sim_netns(name) and not netns_is_ours(st, name):
+            procs = run(["ip", "netns", "pids", name], check=False).stdout.split()
+            if procs:
+                out[name] = procs
+    return out
+
+
+def describe_foreign(foreign: dict[str, list[str]]) -> str:
+    owners = sorted({owner_state_dir(p) or "unknown state" for p in foreign.values()})
+    return ("namespaces %s run processes this state did not record (pod of %s); stop that pod with "
+            "`PODSIM_STATE=<its state dir> podsim down` (or its checkout's sim/podsim down) first"
+            % (", ".join(foreign), ", ".join(owners)))
+
+
+def owner_state_dir(pids: list[str]) -> str | None:
+    """The state directory of the podsim that built the node these processes run in (from the
+    upperdir of the node's /etc overlay), or None."""
+    for pid in pids:
+        try:
+            with open("/proc/%s/mountinfo" % pid) as f:
+                for line in f:
+                    if " podsim-etc " in line and "upperdir=" in line:
+                        upper = line.split("upperdir=", 1)[1].split(",", 1)[0]
+                        return os.path.dirname(os.path.dirname(os.path.dirname(upper)))
+        except OSError:
+            continue
+    return None
+
+
 def procs_in_namespaces(mnt_inodes: set[int], net_inodes: set[int], paths: Paths) -> list[dict]:
     """Processes living inside the simulator's own node namespaces (started there by sshd sessions,
     Ansible, tests...): nothing else runs in those namespaces.  A recorded namespace inode is only
@@ -559,6 +606,9 @@ def stop_nodes(st: State, names: list[str], paths: Paths) -> list[str]:
     nets = netns_list()
     for name in names:
         if name in nets:
+            if not netns_is_ours(st, name) and run(["ip", "netns", "pids", name], check=False).stdout.split():
+                left.append("netns %s is not this pod's and has processes (not touched)" % name)
+                continue
             p = run(["ip", "netns", "del", name], check=False)
             if p.returncode != 0:
                 left.append("netns %s: %s" % (name, p.stderr.strip()))
@@ -668,6 +718,9 @@ def cmd_up(args) -> int:
     actions: list[str] = []
     with Lock(paths):
         st = State(paths)
+        foreign = foreign_namespaces(st)
+        if foreign:
+            die(describe_foreign(foreign))
         check_host_routes()
         ensure_bridges(actions)
         wanted = {n.name: n for n in pod.all_nodes}
@@ -700,11 +753,7 @@ def cmd_up(args) -> int:
                 rebuild.append(node)
         nets = netns_list()
         for node in rebuild:
-            if node.name in nets:  # a stale, unrecorded namespace of the same name
-                procs = run(["ip", "netns", "pids", node.name], check=False).stdout.split()
-                if procs:
-                    die("namespace %s exists with unrecorded processes %s; run `podsim down`"
-                        % (node.name, " ".join(procs)))
+            if node.name in nets:  # a stale, empty namespace of the same name (checked above)
                 run(["ip", "netns", "del", node.name])
             run(["ip", "netns", "add", node.name])
             prepare_node_dir(paths, node, pubkey)
@@ -804,7 +853,7 @@ def cmd_up(args) -> int:
 def leftovers(st: State | None) -> list[str]:
     left = []
     for name in sorted(netns_list()):
-        if name.startswith(pm.NODE_PREFIX) or name.startswith(pm.STORAGE_PREFIX):
+        if is_sim_netns(name):
             left.append("netns %s" % name)
     for link in ip_json(["link", "show"]):
         n = link["ifname"]
@@ -840,14 +889,14 @@ def cmd_down(args) -> int:
     with Lock(paths):
         st = State(paths)
         problems += stop_nodes(st, sorted(st.members), paths)
-        # unrecorded namespaces of ours: removed only when nothing runs inside them
-        for name in sorted(netns_list()):
-            if name.startswith(pm.NODE_PREFIX) or name.startswith(pm.STORAGE_PREFIX):
-                procs = run(["ip", "netns", "pids", name], check=False).stdout.split()
-                if procs:
-                    problems.append("netns %s holds unrecorded processes %s (not killed)" % (name, " ".join(procs)))
-                else:
-                    run(["ip", "netns", "del", name], check=False)
+        foreign = foreign_namespaces(st)
+        if foreign:
+            # another pod is alive: its bridges and veths are left alone too
+            print("podsim: error: " + describe_foreign(foreign), file=sys.stderr)
+            return 1
+        for name in sorted(netns_list()):  # empty leftovers (e.g. of a lost state)
+            if is_sim_netns(name):
+                run(["ip", "netns", "del", name], check=False)
         for link in ip_json(["link", "show"]):
             n = link["ifname"]
             if n.startswith(pm.VETH_PREFIX) and os.path.exists("/sys/class/net/" + n):
