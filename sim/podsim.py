@@ -680,13 +680,6 @@ def wait_tcp(addrs: list[tuple[str, int]], timeout: float) -> list[tuple[str, in
     return pending
 
 
-def tcp_from_node(anchor_pid: int, addr: str, port: int) -> bool:
-    p = subprocess.run(nsenter_cmd(anchor_pid, ["/usr/bin/python3", "-c",
-                       "import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2)",
-                       addr, str(port)]), capture_output=True)
-    return p.returncode == 0
-
-
 # --------------------------------------------------------------------------- verbs
 
 def require_root() -> None:
@@ -756,6 +749,8 @@ def cmd_up(args) -> int:
             if node.name in nets:  # a stale, empty namespace of the same name (checked above)
                 run(["ip", "netns", "del", node.name])
             run(["ip", "netns", "add", node.name])
+            # recorded at once, so that a failed `up` leaves nothing `down` cannot find
+            st.members[node.name] = {"role": node.role, "netns_ino": os.stat("/run/netns/" + node.name).st_ino}
             prepare_node_dir(paths, node, pubkey)
             if not any(a.startswith("rebuilt %s " % node.name) for a in actions):
                 actions.append("created %s" % node.name)
@@ -781,7 +776,10 @@ def cmd_up(args) -> int:
                 actions.append("removed stale link %s" % ifname)
         # 3. anchors of new nodes (all launched, then waited for together)
         for node in rebuild:
-            launch.append((node, launch_anchor(paths, node)))
+            proc = launch_anchor(paths, node)
+            st.members[node.name]["anchor"] = record(proc.pid)
+            launch.append((node, proc))
+        st.save()
         deadline = time.time() + 20
         for node, proc in launch:
             ready = os.path.join(paths.node(node.name), "ready")
@@ -792,14 +790,13 @@ def cmd_up(args) -> int:
                     die("node %s did not start:\n%s" % (node.name, tail))
                 time.sleep(0.02)
             nd = paths.node(node.name)
-            m = {"role": node.role, "anchor": record(proc.pid)}
+            m = st.members[node.name]
             for d in ("sshd", "rpcbind", "ganesha"):
                 pid = read_pid(os.path.join(nd, d + ".pid"))
                 if pid:
                     m[d] = record(pid)
             m["mntns"] = ns_inode(proc.pid, "mnt")
             m["netns_ino"] = ns_inode(proc.pid, "net")
-            st.members[node.name] = m
         # 4. daemons that died in otherwise healthy nodes
         for node in pod.all_nodes:
             if node in rebuild:
