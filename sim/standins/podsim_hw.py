@@ -211,7 +211,7 @@ def render_ibdev2netdev(state: dict, links: dict[str, tuple[bool, int]], verbose
     return "\n".join(out) + "\n"
 
 
-def _roce_gids(mac_guid: str, addresses: list[str], roce_mode: int) -> list[str]:
+def _roce_gids(mac_guid: str, addresses: list[str]) -> list[str]:
     """GID table entries: link-local (from the GUID) then one IPv4-mapped GID per address, each
     listed for RoCE v1 and v2 (what rdma-core 20+ prints with -v)."""
     g = mac_guid.replace(":", "")
@@ -288,7 +288,7 @@ def render_ibv_devinfo(state: dict, links: dict[str, tuple[bool, int]], device: 
                 "\t\t\tactive_speed:\t\t25.0 Gbps (32)",
                 "\t\t\tphys_state:\t\t%s" % ("LINK_UP (5)" if up else "DISABLED (3)"),
             ]
-            for n, gid in enumerate(_roce_gids(h["node_guid"], addresses.get(h["netdev"], []), h["roce_mode"])):
+            for n, gid in enumerate(_roce_gids(h["node_guid"], addresses.get(h["netdev"], []))):
                 out.append("\t\t\tGID[%3d]:\t\t%s" % (n, gid))
         out.append("")
     return "\n".join(out) + "\n"
