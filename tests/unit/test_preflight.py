@@ -213,3 +213,34 @@ def test_many_errors_are_all_reported(tmp_path):
     edit_yaml(os.path.join(inv, POD), _pod("ra_profile", "nope"))
     findings, _ = preflight(inv)
     assert len(texts(findings)) == 3
+
+
+def _fabric_nets(name):
+    import ipaddress
+
+    from inventory_util import hostvars
+    hv = hostvars(os.path.join(ROOT, "inventories", name))
+    pod = next(v["pod"] for v in hv.values() if "pod" in v)
+    return [ipaddress.ip_network(f["subnet"]) for f in pod["fabrics"]]
+
+
+def test_simulator_subnets_are_distinct_from_every_reference_pod():
+    sim = _fabric_nets("sim")
+    for name in REFERENCE:
+        for net in _fabric_nets(name):
+            assert not any(net.overlaps(s) for s in sim), (name, net)
+    assert all(s.subnet_of(__import__("ipaddress").ip_network("198.18.0.0/15")) for s in sim)
+
+
+@pytest.mark.parametrize("nodes,storage", [(1, 1), (16, 2), (16, 8)])
+def test_generated_simulator_inventories_pass(tmp_path, nodes, storage):
+    import shutil
+    import subprocess
+    inv = tmp_path / "sim"
+    shutil.copytree(os.path.join(ROOT, "inventories", "sim", "group_vars"), inv / "group_vars")
+    text = subprocess.run([os.path.join(ROOT, "sim", "podsim"), "inventory", "--nodes", str(nodes),
+                           "--storage", str(storage)], capture_output=True, text=True, check=True).stdout
+    (inv / "hosts.yml").write_text(text)
+    findings, summary = preflight(str(inv))
+    assert texts(findings) == []
+    assert summary["hosts"]["dgx"] == nodes and summary["hosts"]["storage"] == storage

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Measure what users wait for, on the pod-in-a-box, and write docs/benchmarks.md.
+
+    .venv/bin/python scripts/benchmark.py [--nodes 4 16] [--output docs/benchmarks.md]
+
+For each pod size: sim up (cold), sim up again (idempotent), site.yml first run, site.yml re-run
+(must be changed=0), validate.yml, sim down. Also the set-up re-run and the unit tests.
+Run as root on an otherwise idle machine; it builds and removes the simulator itself.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV_BIN = os.path.join(ROOT, ".venv", "bin")
+
+
+def timed(cmd, **kw):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=VENV_BIN + ":" + os.environ["PATH"])
+    start = time.monotonic()
+    res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, **kw)
+    elapsed = time.monotonic() - start
+    if res.returncode != 0:
+        sys.exit("benchmark: %s failed (%d):\n%s\n%s" % (" ".join(cmd), res.returncode, res.stdout[-4000:],
+                                                         res.stderr[-2000:]))
+    return elapsed, res.stdout
+
+
+def changed_total(output: str) -> int:
+    return sum(int(m) for m in re.findall(r"changed=(\d+)", output.split("PLAY RECAP")[-1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, nargs="+", default=[4, 16])
+    ap.add_argument("--storage", type=int, default=2)
+    ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    args = ap.parse_args()
+    podsim = os.path.join(ROOT, "sim", "podsim")
+    rows = []
+    t, _ = timed(["bash", "scripts/setup.sh"])
+    rows.append(("set-up re-run (everything installed)", "-", t, ""))
+    t, out = timed([os.path.join(VENV_BIN, "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit"])
+    rows.append(("unit tests", "-", t, out.strip().splitlines()[-1]))
+    timed([podsim, "down"])
+    for n in args.nodes:
+        t, _ = timed([podsim, "up", "--nodes", str(n), "--storage", str(args.storage)])
+        rows.append(("sim up (from nothing)", n, t, ""))
+        t, _ = timed([podsim, "up", "--nodes", str(n), "--storage", str(args.storage)])
+        rows.append(("sim up again (idempotent)", n, t, ""))
+        t, out = timed(["ansible-playbook", "site.yml"])
+        rows.append(("site.yml first run", n, t, "changed=%d" % changed_total(out)))
+        t, out = timed(["ansible-playbook", "site.yml"])
+        rows.append(("site.yml re-run", n, t, "changed=%d" % changed_total(out)))
+        t, out = timed(["ansible-playbook", "validate.yml"])
+        rows.append(("validate.yml", n, t, ""))
+        t, _ = timed([podsim, "down"])
+        rows.append(("sim down", n, t, ""))
+    # leave the default-size inventory in place
+    _t, inv = timed([podsim, "inventory", "--nodes", "4", "--storage", "2"])
+    with open(os.path.join(ROOT, "inventories", "sim", "hosts.yml"), "w", encoding="utf-8") as fh:
+        fh.write(inv)
+    lines = [
+        "# Benchmarks",
+        "",
+        "Measured by `scripts/benchmark.py` on %s (%s, %d cores), %s UTC. Wall-clock seconds; each row is one run." % (
+            platform.node(), platform.platform(terse=True), os.cpu_count() or 0,
+            datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")),
+        "Storage nodes: %d. Re-run after changes that touch deploy or validation and commit the result." % args.storage,
+        "",
+        "| step | DGX nodes | seconds | notes |",
+        "|---|---|---|---|",
+    ]
+    lines += ["| %s | %s | %.1f | %s |" % (name, n, t, note) for name, n, t, note in rows]
+    text = "\n".join(lines) + "\n"
+    with open(args.output, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""End to end on the pod-in-a-box: sim up -> ping -> site.yml (twice: the second run changes nothing)
+-> validate.yml (report says SIMULATED) -> testinfra checks -> a broken node is caught -> sim down
+(nothing left behind)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_BIN = os.path.join(ROOT, ".venv", "bin")
+PODSIM = os.path.join(ROOT, "sim", "podsim")
+RESULTS = os.path.join(ROOT, "results", "pod-in-a-box", "latest")
+DGX = ["sim-dgx%d" % i for i in range(1, 5)]
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the simulator needs root")]
+TIMINGS = {}
+
+
+def run(*cmd, timeout=600, check=False):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_FORCE_COLOR="0", PATH=VENV_BIN + ":" + os.environ["PATH"])
+    start = time.monotonic()
+    res = subprocess.run(list(cmd), cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    res.elapsed = time.monotonic() - start
+    if check:
+        assert res.returncode == 0, "%s failed (%d):\n%s\n%s" % (cmd, res.returncode, res.stdout[-6000:],
+                                                                  res.stderr[-3000:])
+    return res
+
+
+def recap(output: str):
+    """{host: {'ok': n, 'changed': n, 'failed': n, 'unreachable': n}} from the PLAY RECAP."""
+    stats = {}
+    for m in re.finditer(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)",
+                         output.split("PLAY RECAP")[-1], re.M):
+        stats[m.group(1)] = dict(ok=int(m.group(2)), changed=int(m.group(3)), unreachable=int(m.group(4)),
+                                 failed=int(m.group(5)))
+    return stats
+
+
+@pytest.fixture(scope="module")
+def pod():
+    res = run(PODSIM, "up", "--nodes", "4", "--storage", "2", check=True)
+    TIMINGS["sim up (4 nodes)"] = res.elapsed
+    yield
+    res = run(PODSIM, "down")
+    TIMINGS["sim down"] = res.elapsed
+    print("\ntimings: " + ", ".join("%s %.1f s" % kv for kv in TIMINGS.items()))
+    assert res.returncode == 0, res.stdout + res.stderr
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not [n for n in DGX if n in netns], netns
+
+
+def test_every_node_answers(pod):
+    res = run("ansible", "dgx:storage", "-m", "ansible.builtin.ping", "-o", check=True)
+    assert res.stdout.count("SUCCESS") == 6, res.stdout
+
+
+def test_site_converges_then_changes_nothing(pod):
+    first = run("ansible-playbook", "site.yml", check=True)
+    TIMINGS["site.yml first run"] = first.elapsed
+    second = run("ansible-playbook", "site.yml", check=True)
+    TIMINGS["site.yml re-run"] = second.elapsed
+    stats = recap(second.stdout)
+    assert set(DGX) <= set(stats), second.stdout[-3000:]
+    assert all(s["changed"] == 0 and s["failed"] == 0 for s in stats.values()), stats
+
+
+def test_validate_writes_a_simulated_report(pod):
+    res = run("ansible-playbook", "validate.yml", check=True)
+    TIMINGS["validate.yml"] = res.elapsed
+    assert "results/pod-in-a-box/" in res.stdout and "SIMULATED POD" in res.stdout
+    with open(os.path.join(RESULTS, "report.md")) as fh:
+        assert "SIMULATED POD" in fh.readline()
+    with open(os.path.join(RESULTS, "results.json")) as fh:
+        results = json.load(fh)
+    assert results["simulated"] is True and results["pod"] == "pod-in-a-box"
+    assert results["summary"]["pass"] == 4 and results["summary"]["fail"] == 0
+    assert sorted(c["host"] for c in results["checks"]) == DGX
+
+
+def test_testinfra_checks_pass(pod):
+    res = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/infra",
+              "--pod-inventory", "inventories/sim")
+    assert res.returncode == 0 and "8 passed" in res.stdout, res.stdout[-4000:]
+
+
+def test_a_renamed_nic_is_caught(pod):
+    node = "sim-dgx2"
+    run(PODSIM, "exec", node, "--", "sh", "-c",
+        "ip link set enp12s0 down && ip link set enp12s0 name enp12s0x", check=True)
+    try:
+        res = run("ansible-playbook", "validate.yml")
+        out = res.stdout + res.stderr
+        assert res.returncode != 0
+        assert "%s: NICs missing on the node: enp12s0 " % node in out, out[-4000:]
+        with open(os.path.join(RESULTS, "results.json")) as fh:
+            checks = {c["host"]: c for c in json.load(fh)["checks"]}
+        assert checks[node]["status"] == "fail" and checks[node]["missing_nics"] == ["enp12s0"]
+        assert all(checks[h]["status"] == "pass" for h in DGX if h != node)
+        infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                    "tests/infra", "--pod-inventory", "inventories/sim")
+        assert infra.returncode != 0 and "enp12s0" in infra.stdout and "1 failed" in infra.stdout
+    finally:
+        run(PODSIM, "exec", node, "--", "sh", "-c",
+            "ip link set enp12s0x name enp12s0 && ip link set enp12s0 up", check=True)
+    run("ansible-playbook", "validate.yml", check=True)
