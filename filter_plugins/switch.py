@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+"""Filters for the switch side of the pod model (docs/switches.md).
+
+    {{ groups['all'] | pod_model_vars(hostvars) | switch_structured(inventory_hostname, options) }}
+    {{ structured | switch_render }}
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
+from pod_model import model_from_hostvars  # noqa: E402
+from switch_model import structured_config  # noqa: E402
+from switch_render import render  # noqa: E402
+
+
+def switch_structured(model_vars, switch, options=None):
+    """Structured config of ``switch`` from ``pod_model_vars`` output ({host: {group_names, model vars}})."""
+    return structured_config(model_from_hostvars(dict(model_vars)), switch, dict(options or {}))
+
+
+def switch_render(structured):
+    """Configuration text of a structured switch config, rendered with its platform's template."""
+    return render(dict(structured))
+
+
+class FilterModule:
+    def filters(self):
+        return {"switch_structured": switch_structured, "switch_render": switch_render}

@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+"""Structured switch configuration derived from the pod model (pure functions, stdlib only).
+
+``structured_config(model, switch)`` turns the pod model (``pod_model.model_from_hostvars``) into one
+vendor-neutral dict per switch: hostname, management address, host-facing interfaces (speed, MTU,
+description and lossless QoS taken from the cabled NICs), port-channels, static routes, spanning tree,
+RoCE QoS, the InfiniBand subnet manager and the raw-CLI escape hatch. The role writes it to
+``build/<switch>/structured.yml`` and renders it with one template per platform.
+
+Cabling is stated once, on the NICs (``nics[].switch``/``switch_port``); a switch's own ``switch`` dict adds
+per-port overrides, port-channels and routes (docs/pod-model.md). Preflight has validated the model
+before this runs; the functions here still fail with a clear ``ValueError`` on what they cannot use.
+"""
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, Dict, List, Optional
+
+try:  # as an Ansible module_util
+    from ansible.module_utils.pod_model import ETHERNET_OVERHEAD, SWITCH_MODELS, host_mtu, switch_port_mtu
+except ImportError:  # plain Python (filter plugin, tests)
+    from pod_model import ETHERNET_OVERHEAD, SWITCH_MODELS, host_mtu, switch_port_mtu  # type: ignore
+
+# Host side of lossless RoCE (REFERENCE_FACTS / docs/pod-model.md): trust DSCP, PFC on priority 3.
+ROCE_PFC_PRIORITY = 3
+ROCE_TRUST = "dscp"
+
+# Per platform: the management interface, the LAG interface name pattern and the netmiko device type.
+PLATFORM_INFO: Dict[str, Dict[str, str]] = {
+    "eos": {"mgmt": "Management1", "lag": "Port-Channel%d", "device_type": "arista_eos"},
+    "onyx": {"mgmt": "mgmt0", "lag": "port-channel %d", "device_type": "mellanox_mlnxos"},
+    "cumulus": {"mgmt": "eth0", "lag": "bond%d", "device_type": "cumulus_linux"},
+    "mlnx-ib": {"mgmt": "mgmt0", "lag": "", "device_type": "mellanox_mlnxos"},
+}
+
+DEFAULT_OPTIONS: Dict[str, Any] = {
+    "spanning_tree_mode": "mstp",  # EOS/Onyx; 004 lists `spanning-tree mode mstp`
+    "pfc_priority": ROCE_PFC_PRIORITY,
+    "ib_subnet_manager": "auto",  # auto: on for the first InfiniBand switch (by name) of the pod, off on the others
+}
+
+
+def _fabrics(pod: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    return {f["name"]: f for f in (pod or {}).get("fabrics") or [] if isinstance(f, dict) and "name" in f}
+
+
+def _port_index(model_name: str, port: str) -> int:
+    ports = SWITCH_MODELS[model_name].ports
+    return ports.index(port) if port in ports else len(ports)
+
+
+def cabled_nics(model: Dict[str, Any], switch: str) -> List[Dict[str, Any]]:
+    """Every NIC of the pod cabled to ``switch``: [{host, nic, port, fabric, speed, host_mtu, roce}]."""
+    fabrics = _fabrics(model.get("pod") or {})
+    out = []
+    for host, info in sorted((model.get("hosts") or {}).items()):
+        for i, nic in enumerate((info.get("vars") or {}).get("nics") or []):
+            if not isinstance(nic, dict) or nic.get("switch") != switch or not nic.get("switch_port"):
+                continue
+            fab = fabrics.get(nic.get("fabric")) or {}
+            out.append({
+                "host": host, "nic": nic.get("name"), "index": i, "port": nic["switch_port"],
+                "fabric": nic.get("fabric"), "kind": fab.get("kind"), "speed": nic.get("speed"),
+                "host_mtu": host_mtu(nic, fab) if fab.get("mtu") else None,
+                "roce": fab.get("roce") or "none",
+            })
+    return out
+
+
+def _management(model: Dict[str, Any], switch_vars: Dict[str, Any], platform: str) -> Optional[Dict[str, Any]]:
+    """The switch's management address: its ansible_host, when a management fabric of the pod holds it."""
+    try:
+        addr = ipaddress.IPv4Address(str(switch_vars.get("ansible_host", "")).strip())
+    except ValueError:
+        return None
+    for fab in _fabrics(model.get("pod") or {}).values():
+        if "management" not in (fab.get("carries") or []):
+            continue
+        net = ipaddress.IPv4Network(fab["subnet"], strict=False)
+        if addr in net:
+            return {"interface": PLATFORM_INFO[platform]["mgmt"], "address": str(addr),
+                    "prefix_length": net.prefixlen, "fabric": fab["name"]}
+    return None
+
+
+def _ib_subnet_manager(model: Dict[str, Any], switch: str, option: Any) -> bool:
+    if isinstance(option, bool):
+        return option
+    ib = sorted(h for h, info in (model.get("hosts") or {}).items()
+                if ((info.get("vars") or {}).get("switch") or {}).get("platform") == "mlnx-ib")
+    return bool(ib) and ib[0] == switch
+
+
+def structured_config(model: Dict[str, Any], switch: str, options: Optional[Dict[str, Any]] = None
+                      ) -> Dict[str, Any]:
+    """The structured (vendor-neutral) configuration of one switch. See docs/switches.md for the keys."""
+    opts = dict(DEFAULT_OPTIONS, **{k: v for k, v in (options or {}).items() if v is not None})
+    hosts = model.get("hosts") or {}
+    if switch not in hosts:
+        raise ValueError("%s is not a host of the inventory" % switch)
+    hvars = hosts[switch].get("vars") or {}
+    sw = hvars.get("switch")
+    if not isinstance(sw, dict) or sw.get("model") not in SWITCH_MODELS:
+        raise ValueError("%s has no valid switch: {platform, model} (run playbooks/preflight.yml)" % switch)
+    catalogue = SWITCH_MODELS[sw["model"]]
+    platform = sw.get("platform") or catalogue.platform
+    if platform not in PLATFORM_INFO:
+        raise ValueError("%s: unknown platform %r" % (switch, platform))
+    ethernet = catalogue.max_mtu is not None
+    pfc = int(opts["pfc_priority"])
+    overrides: Dict[str, Dict[str, Any]] = {p: dict(c or {}) for p, c in (sw.get("ports") or {}).items()}
+
+    interfaces: Dict[str, Dict[str, Any]] = {}
+
+    def port_entry(port: str) -> Dict[str, Any]:
+        if port not in interfaces:
+            entry: Dict[str, Any] = {"name": port}
+            if ethernet:
+                entry["mtu"] = switch_port_mtu(sw, port)
+            interfaces[port] = entry
+        return interfaces[port]
+
+    for cab in cabled_nics(model, switch):
+        entry = port_entry(cab["port"])
+        entry["description"] = "%s %s" % (cab["host"], cab["nic"])
+        entry["peer"] = {"host": cab["host"], "nic": cab["nic"], "fabric": cab["fabric"], "host_mtu": cab["host_mtu"]}
+        if cab["speed"]:
+            entry["speed"] = int(cab["speed"])
+        if ethernet and cab["roce"] == "lossless":
+            entry["lossless"] = True
+
+    port_channels = []
+    any_lossless = any(i.get("lossless") for i in interfaces.values())
+    for pc in sw.get("port_channels") or []:
+        pc_id = int(pc["id"])
+        name = PLATFORM_INFO[platform]["lag"] % pc_id if PLATFORM_INFO[platform]["lag"] else "lag%d" % pc_id
+        peer = pc.get("peer")
+        mode = pc.get("mode") or "active"
+        desc = "peer link to %s" % peer if peer else "port-channel %d" % pc_id
+        members = list(pc.get("members") or [])
+        entry = {"id": pc_id, "name": name, "members": members, "mode": mode, "description": desc}
+        if peer:
+            entry["peer"] = peer
+        if ethernet:
+            entry["mtu"] = sw.get("mtu") or catalogue.max_mtu
+        port_channels.append(entry)
+        for m in members:
+            member = port_entry(m)
+            member["description"] = "%s member%s" % (name, " (%s)" % desc if peer else "")
+            member["speed"] = catalogue.top_speed
+            member["channel_group"] = {"id": pc_id, "mode": mode}
+            if any_lossless:
+                member["lossless"] = True  # lossless end to end if traffic ever crosses the inter-switch link
+
+    for port, cfg in overrides.items():  # per-port overrides win over what the cabling derived
+        entry = port_entry(port)
+        for key in ("speed", "mtu", "description"):
+            if cfg.get(key) is not None:
+                entry[key] = cfg[key]
+
+    ordered = [interfaces[p] for p in sorted(interfaces, key=lambda p: (_port_index(sw["model"], p), p))]
+    for entry in ordered:
+        if entry.get("lossless"):
+            entry["qos"] = {"trust": ROCE_TRUST, "pfc_priority": pfc}
+        peer = entry.get("peer") or {}
+        if ethernet and peer.get("host_mtu") and entry.get("mtu"):
+            entry["mtu_headroom"] = entry["mtu"] - peer["host_mtu"] - ETHERNET_OVERHEAD
+
+    routes = []
+    for r in sw.get("routes") or []:
+        route = {"prefix": str(ipaddress.IPv4Network(r["prefix"], strict=False)), "next_hop": r["next_hop"]}
+        routes.append(route)
+
+    out: Dict[str, Any] = {
+        "hostname": switch,
+        "platform": platform,
+        "model": sw["model"],
+        "device_type": PLATFORM_INFO[platform]["device_type"],
+        "pod": (model.get("pod") or {}).get("name"),
+    }
+    mgmt = _management(model, hvars, platform)
+    if mgmt:
+        out["management"] = mgmt
+    if ethernet:
+        if platform in ("eos", "onyx") and opts.get("spanning_tree_mode"):
+            out["spanning_tree"] = {"mode": opts["spanning_tree_mode"]}
+        out["routing"] = bool(routes)
+        if any(i.get("lossless") for i in ordered):
+            out["qos"] = {"roce": "lossless", "trust": ROCE_TRUST, "pfc_priority": pfc}
+    else:
+        out["subnet_manager"] = _ib_subnet_manager(model, switch, opts.get("ib_subnet_manager"))
+    out["interfaces"] = ordered
+    out["port_channels"] = port_channels
+    out["routes"] = routes
+    out["raw_cli"] = list(sw.get("raw_cli") or [])
+    return out
+
+
+def structured_configs(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
+    """Structured config of every switch of the pod (hosts in group ``switches``)."""
+    return {h: structured_config(model, h, options) for h, info in sorted((model.get("hosts") or {}).items())
+            if "switches" in (info.get("groups") or [])}
