@@ -382,6 +382,102 @@ def render_cma_roce_mode(mode: int) -> str:
     return ROCE_MODES[mode] + "\n"
 
 
+# --------------------------------------------------------------------------- fake sysfs tree
+
+FAKE_GID_TABLE_LEN = 16  # real ConnectX ports have 256 slots; 16 is plenty for a simulated node
+GID_TYPE_NAMES = {"RoCE v1": "IB/RoCE v1", "RoCE v2": "RoCE v2"}  # what the kernel prints in gid_attrs/types
+
+
+def fake_sysfs_files(state: dict, addresses: dict[str, list[str]],
+                     table_len: int = FAKE_GID_TABLE_LEN) -> dict[str, str]:
+    """The files of a fake ``/sys`` for this node's HCAs: relative path -> content (pure).
+
+    Per HCA ``mlx5_N`` (port 1), like a real ConnectX in Ethernet (RoCE) mode: ``ports/1/gids/<i>`` for
+    ``i < table_len`` (empty slots all-zero), ``ports/1/gid_attrs/types/<i>`` ("IB/RoCE v1" / "RoCE v2") and
+    ``gid_attrs/ndevs/<i>`` (the netdev) for populated slots only - a real kernel refuses to read the type
+    of an empty slot. Slots 0/1 are the link-local GID (v1/v2), then v1/v2 per IPv4 address of the netdev
+    (``addresses[netdev]``), so one address gives the usual 2/3. Also ``ports/1/link_layer`` (from the
+    *current* LINK_TYPE_P1), ``fw_ver``, ``node_guid`` and the PCI device directory with ``net/<netdev>``.
+    Port state is not written: it changes at run time and the stand-ins' tools report it live."""
+    files: dict[str, str] = {}
+    zero = ":".join(["0000"] * 8)
+    for dev, h in sorted(state["hcas"].items()):
+        base = "sys/class/infiniband/%s" % dev
+        port = base + "/ports/1"
+        files[base + "/fw_ver"] = h["fw_ver"] + "\n"
+        files[base + "/node_guid"] = h["node_guid"] + "\n"
+        layer = "Ethernet" if h["mlxconfig"]["LINK_TYPE_P1"]["current"] == 2 else "InfiniBand"
+        files[port + "/link_layer"] = layer + "\n"
+        entries = _roce_gids(h["node_guid"], list(addresses.get(h["netdev"], []))) if layer == "Ethernet" else []
+        if len(entries) > table_len:
+            raise ValueError("%s: %d GIDs do not fit a %d-slot table" % (dev, len(entries), table_len))
+        for i in range(table_len):
+            if i < len(entries):
+                gid, gtype = entries[i].split(", ")
+                files["%s/gids/%d" % (port, i)] = gid + "\n"
+                files["%s/gid_attrs/types/%d" % (port, i)] = GID_TYPE_NAMES[gtype] + "\n"
+                files["%s/gid_attrs/ndevs/%d" % (port, i)] = h["netdev"] + "\n"
+            else:
+                files["%s/gids/%d" % (port, i)] = zero + "\n"
+        pci_dir = "sys/bus/pci/devices/%s" % h["pci"]
+        files[pci_dir + "/net/%s/.podsim" % h["netdev"]] = ""  # directory marker (sysfs lists netdevs here)
+        files[pci_dir + "/infiniband/%s/.podsim" % dev] = ""
+    return files
+
+
+def fake_sysfs_links(state: dict, live_class_net: str = "/sys/class/net") -> dict[str, str]:
+    """Symlinks of the fake tree: relative path -> target (pure). ``infiniband/<dev>/device`` points at the
+    PCI device directory as on a real host; ``sys/class/net`` points at the node's live ``/sys/class/net``
+    so kernel MTU and operstate read through the fake root are the real (veth) values."""
+    links = {"sys/class/net": live_class_net}
+    for dev, h in sorted(state["hcas"].items()):
+        links["sys/class/infiniband/%s/device" % dev] = "../../../bus/pci/devices/%s" % h["pci"]
+    return links
+
+
+def write_fake_sysfs(root: str, state: dict, addresses: dict[str, list[str]],
+                     live_class_net: str = "/sys/class/net") -> list[str]:
+    """Write (or bring up to date) the fake sysfs tree under ``root`` (e.g. the node's
+    ``/etc/podsim/sysfs``): ``root/sys/class/infiniband/mlx5_N/...`` from ``fake_sysfs_files`` and the
+    links from ``fake_sysfs_links``. Idempotent: only files whose content differs are rewritten, GID files
+    of the simulated HCAs that are no longer wanted are removed. Returns the relative paths it changed."""
+    changed = []
+    files = fake_sysfs_files(state, addresses)
+    for rel, text in sorted(files.items()):
+        path = os.path.join(root, rel)
+        try:
+            with open(path) as f:
+                if f.read() == text:
+                    continue
+        except OSError:
+            pass
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        changed.append(rel)
+    for rel, target in sorted(fake_sysfs_links(state, live_class_net).items()):
+        path = os.path.join(root, rel)
+        if os.path.islink(path) and os.readlink(path) == target:
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            os.remove(path)
+        os.symlink(target, path)
+        changed.append(rel)
+    for dev in state["hcas"]:  # stale entries (an address removed from the model)
+        pdir = os.path.join(root, "sys/class/infiniband", dev, "ports/1")
+        for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
+            d = os.path.join(pdir, sub)
+            for name in os.listdir(d) if os.path.isdir(d) else []:
+                rel = os.path.relpath(os.path.join(d, name), root)
+                if rel not in files:
+                    os.remove(os.path.join(d, name))
+                    changed.append(rel)
+    return changed
+
+
 # --------------------------------------------------------------------------- runtime (impure)
 
 def state_path() -> str:

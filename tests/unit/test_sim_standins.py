@@ -216,3 +216,75 @@ def test_nfs_client_wrapper_is_on_the_node_path():
     p = os.path.join(ROOT, "sim", "standins", "podsim-nfs")
     assert os.access(p, os.X_OK)
     assert "podsim_nfs.py" in open(p).read()
+
+
+# ---- fake sysfs tree (GID tables for the hardware-facts module) --------------------------------
+
+ADDRS = {"enp5s0": ["198.18.5.11"], "enp12s0": ["198.18.12.11"], "enp132s0": ["198.18.66.11"],
+         "enp139s0": ["198.18.139.11"]}
+
+
+def _hw_parsers():
+    sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+    import hw_parsers
+    return hw_parsers
+
+
+def test_fake_sysfs_files_layout_like_connectx(state):
+    files = hw.fake_sysfs_files(state, ADDRS)
+    port = "sys/class/infiniband/mlx5_0/ports/1"
+    assert files[port + "/link_layer"] == "Ethernet\n"
+    assert files[port + "/gids/0"] == files[port + "/gids/1"] and files[port + "/gids/0"].startswith("fe80:")
+    assert files[port + "/gids/2"] == files[port + "/gids/3"] == "0000:0000:0000:0000:0000:ffff:c612:050b\n"
+    assert [files["%s/gid_attrs/types/%d" % (port, i)] for i in range(4)] == [
+        "IB/RoCE v1\n", "RoCE v2\n", "IB/RoCE v1\n", "RoCE v2\n"]
+    assert files[port + "/gid_attrs/ndevs/3"] == "enp5s0\n"
+    assert files[port + "/gids/15"] == "0000:0000:0000:0000:0000:0000:0000:0000\n"
+    assert port + "/gid_attrs/types/4" not in files  # empty slot: no readable type, as on a real kernel
+    assert "sys/bus/pci/devices/0000:05:00.0/net/enp5s0/.podsim" in files
+    # no address: link-local GIDs only; IB mode (after a reboot into LINK_TYPE_P1=IB): no RoCE GIDs at all
+    bare = hw.fake_sysfs_files(state, {})
+    assert bare[port + "/gids/2"].startswith("0000:0000:0000:0000:0000:0000")
+    state["hcas"]["mlx5_1"]["mlxconfig"]["LINK_TYPE_P1"]["current"] = 1
+    ib = hw.fake_sysfs_files(state, ADDRS)
+    assert ib["sys/class/infiniband/mlx5_1/ports/1/link_layer"] == "InfiniBand\n"
+    assert "sys/class/infiniband/mlx5_1/ports/1/gid_attrs/types/0" not in ib
+
+
+def test_fake_sysfs_matches_ibv_devinfo_gid_table(state):
+    hp = _hw_parsers()
+    files = hw.fake_sysfs_files(state, ADDRS)
+    v = hp.parse_ibv_devinfo(hw.render_ibv_devinfo(state, UP, "mlx5_2", verbose=True, addresses=ADDRS))
+    shown = [(g["index"], g["gid"], g["type"]) for g in v[0]["ports"][1]["gids"]]
+    port = "sys/class/infiniband/mlx5_2/ports/1"
+    written = [(i, files["%s/gids/%d" % (port, i)].strip(),
+                hp.normalize_gid_type(files["%s/gid_attrs/types/%d" % (port, i)])) for i in range(4)]
+    assert shown == written
+
+
+def test_write_fake_sysfs_resolves_and_is_idempotent(tmp_path, state):
+    hp = _hw_parsers()
+    root = str(tmp_path / "sysfs")
+    changed = hw.write_fake_sysfs(root, state, ADDRS, live_class_net=str(tmp_path / "net"))
+    assert "sys/class/infiniband/mlx5_3/ports/1/gids/3" in changed and "sys/class/net" in changed
+    for dev, nd in (("mlx5_0", "enp5s0"), ("mlx5_1", "enp12s0"), ("mlx5_2", "enp132s0"), ("mlx5_3", "enp139s0")):
+        assert hp.resolve_roce_v2_gid_index(root, dev, ADDRS[nd][0], netdev=nd) == 3
+    assert hw.write_fake_sysfs(root, state, ADDRS, live_class_net=str(tmp_path / "net")) == []
+    dev_link = os.path.join(root, "sys/class/infiniband/mlx5_0/device")
+    assert os.path.basename(os.path.realpath(dev_link)) == "0000:05:00.0"
+    assert os.listdir(os.path.join(dev_link, "net")) == ["enp5s0"]
+    assert os.readlink(os.path.join(root, "sys/class/net")) == str(tmp_path / "net")
+    # a second address, then back to one: the extra GIDs come and go
+    two = dict(ADDRS, enp5s0=["198.18.5.11", "198.18.5.99"])
+    hw.write_fake_sysfs(root, state, two, live_class_net=str(tmp_path / "net"))
+    assert hp.resolve_roce_v2_gid_index(root, "mlx5_0", "198.18.5.99") == 5
+    changed = hw.write_fake_sysfs(root, state, ADDRS, live_class_net=str(tmp_path / "net"))
+    assert "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/5" in changed
+    with pytest.raises(hp.GidResolutionError, match="mlx5_0: no RoCE v2 GID for 198.18.5.99"):
+        hp.resolve_roce_v2_gid_index(root, "mlx5_0", "198.18.5.99")
+
+
+def test_fake_sysfs_table_overflow_is_an_error(state):
+    many = {"enp5s0": ["198.18.5.%d" % i for i in range(1, 10)]}
+    with pytest.raises(ValueError, match="mlx5_0: 20 GIDs do not fit a 16-slot table"):
+        hw.fake_sysfs_files(state, many)

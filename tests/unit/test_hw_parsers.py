@@ -1,0 +1,466 @@
+"""module_utils/hw_parsers.py against real captured outputs (tests/unit/fixtures/hw, each with a .source
+note naming where it comes from) and against the simulator's stand-ins (sim/standins/podsim_hw.py)."""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import pytest
+
+from inventory_util import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
+hp = importlib.import_module("hw_parsers")
+hw = importlib.import_module("podsim_hw")
+
+FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "hw")
+UP = {n: (True, 9000) for n in ("enp5s0", "enp12s0", "enp132s0", "enp139s0")}
+
+
+def fixture(name: str) -> str:
+    with open(os.path.join(FIX, name)) as f:
+        return f.read()
+
+
+@pytest.fixture
+def state():
+    return hw.default_state("sim-dgx1", 1)
+
+
+def test_every_fixture_names_its_source():
+    txts = sorted(f for f in os.listdir(FIX) if f.endswith(".txt"))
+    assert len(txts) >= 30
+    for f in txts:
+        src = os.path.join(FIX, f + ".source")
+        assert os.path.exists(src), "%s has no .source note" % f
+        text = open(src).read()
+        assert text.startswith("Source:") and len(text) > 60, f
+
+
+def test_at_least_two_independent_sources_per_tool():
+    txts = [f for f in os.listdir(FIX) if f.endswith(".txt")]
+    for tool in ("ibdev2netdev", "ibv_devinfo", "nvidia_smi_query", "nvidia_smi_L", "mlxconfig", "mlnx_qos",
+                 "cma_roce_mode", "nccl_log", "show_gids"):
+        origins = {f.split("__")[1] for f in txts if f.startswith(tool)}
+        assert len(origins) >= 2, (tool, origins)
+
+
+# --------------------------------------------------------------------------- ibdev2netdev
+
+def test_ibdev2netdev_004_dgx1():
+    rows = hp.parse_ibdev2netdev(fixture("ibdev2netdev__004_dgx1.txt"))
+    assert [(r["rdma_device"], r["netdev"], r["state"]) for r in rows] == [
+        ("mlx5_0", "enp5s0", "Up"), ("mlx5_1", "enp12s0", "Up"), ("mlx5_2", "enp132s0", "Up"),
+        ("mlx5_3", "enp139s0", "Up")]
+    assert all(r["port"] == 1 for r in rows)
+
+
+@pytest.mark.parametrize("name,count,first,ups", [
+    ("ibdev2netdev__sriov_network_operator_635.txt", 16, ("mlx5_19", "ibp75s0v7", "Down"), 3),
+    ("ibdev2netdev__imbue_cluster_health_4.txt", 12, ("mlx5_0", "ibp26s0", "Down"), 2),
+    ("ibdev2netdev__sriov_cni_vf_setup.txt", 2, ("mlx5_0", "enp2s0f0", "Up"), 2),
+    ("ibdev2netdev__magnate3_centos12.txt", 8, ("mlx5_0", "ens4f0", "Down"), 4),
+])
+def test_ibdev2netdev_real_outputs(name, count, first, ups):
+    rows = hp.parse_ibdev2netdev(fixture(name))
+    assert len(rows) == count
+    assert (rows[0]["rdma_device"], rows[0]["netdev"], rows[0]["state"]) == first
+    assert sum(r["state"] == "Up" for r in rows) == ups
+
+
+def test_ibdev2netdev_verbose_real():
+    rows = hp.parse_ibdev2netdev(fixture("ibdev2netdev_v__sriov_cni_vf_setup.txt"))
+    assert len(rows) == 6
+    pf = rows[0]
+    assert pf == {"rdma_device": "mlx5_0", "port": 1, "netdev": "enp2s0f0", "state": "Up", "pci": "0000:02:00.0",
+                  "device_id": "MT4115", "part": "MT1523X04353", "description": "CX456A - ConnectX-4 QSFP",
+                  "fw": "12.23.1020", "port_state": "ACTIVE"}
+    vf = rows[2]  # "(MT4116 - NA)  fw ... (DOWN  )": empty description, padded state
+    assert vf["description"] is None and vf["part"] == "NA" and vf["port_state"] == "DOWN"
+    assert vf["state"] == "Down" and vf["pci"] == "0000:02:00.5"
+
+
+def test_ibdev2netdev_other_real_forms():
+    # description with parentheses and commas (ConnectX-6), an extra "(o2ib)" after the state, the
+    # mlx4 form without a PCI address, and the old "<===>" style without state (mlnx-tools source)
+    rows = hp.parse_ibdev2netdev(
+        "0000:01:00.0 mlx5_0 (MT4123 - MCX653105A-HDAT) ConnectX-6 VPI adapter card, HDR IB (200Gb/s) and "
+        "200GbE, single-port QSFP56 fw 20.28.1002 port 1 (ACTIVE) ==> p5p1 (Up)\n"
+        "0000:b8:00.1 mlx5_13 (MT4123 - MCX653106A-ECAT) ConnectX-6 VPI adapter card fw 20.26.4012 port 1 "
+        "(ACTIVE) ==> ib4 (Up) (o2ib)\n"
+        "mlx4_0 (mt26428 - MT1037X01146) KESTREL        QDR             fw 2.9.1000 port 1 (ACTIVE) ==> ib0 (Up)\n"
+        "mlx4_0 port 2 <===> eth2\n")
+    assert rows[0]["description"] == "ConnectX-6 VPI adapter card, HDR IB (200Gb/s) and 200GbE, single-port QSFP56"
+    assert rows[0]["fw"] == "20.28.1002" and rows[0]["netdev"] == "p5p1"
+    assert rows[1]["netdev"] == "ib4" and rows[1]["state"] == "Up"
+    assert rows[2]["pci"] is None and rows[2]["device_id"] == "mt26428" and rows[2]["netdev"] == "ib0"
+    assert rows[3] == {"rdma_device": "mlx4_0", "port": 2, "netdev": "eth2", "state": None}
+
+
+def test_ibdev2netdev_standin(state):
+    down = dict(UP, enp12s0=(False, 9000))
+    rows = hp.parse_ibdev2netdev(hw.render_ibdev2netdev(state, down))
+    assert {r["netdev"]: r["state"] for r in rows} == {"enp5s0": "Up", "enp12s0": "Down", "enp132s0": "Up",
+                                                       "enp139s0": "Up"}
+    v = hp.parse_ibdev2netdev(hw.render_ibdev2netdev(state, down, verbose=True))
+    assert v[0]["pci"] == "0000:05:00.0" and v[0]["fw"] == "12.18.1000" and v[1]["port_state"] == "DOWN"
+
+
+@pytest.mark.parametrize("text,lineno", [
+    ("mlx5_0 port 1 ==> enp5s0 (Up)\nroot@DGX1-1:~# ibdev2netdev\n", 2),
+    ("mlx5_0 port one ==> enp5s0 (Up)\n", 1),
+    ("garbage\n", 1),
+])
+def test_ibdev2netdev_malformed(text, lineno):
+    with pytest.raises(ValueError) as e:
+        hp.parse_ibdev2netdev(text)
+    assert isinstance(e.value, hp.ParseError)
+    assert str(e.value).startswith("ibdev2netdev output line %d:" % lineno)
+    assert e.value.line_no == lineno
+
+
+# --------------------------------------------------------------------------- ibv_devinfo
+
+def test_ibv_devinfo_004_dgx1():
+    (dev,) = hp.parse_ibv_devinfo(fixture("ibv_devinfo__004_dgx1.txt"))
+    assert dev["hca_id"] == "mlx5_3" and dev["fw_ver"] == "12.18.1000" and dev["vendor_part_id"] == 4115
+    assert dev["board_id"] == "MT_2180110032" and dev["phys_port_cnt"] == 1
+    port = dev["ports"][1]
+    assert (port["state"], port["state_code"]) == ("PORT_ACTIVE", 4)
+    assert (port["active_mtu"], port["active_mtu_code"], port["max_mtu"]) == (4096, 5, 4096)
+    assert port["link_layer"] == "Ethernet"
+
+
+def test_ibv_devinfo_real_small_mtu_and_old_format():
+    (vm,) = hp.parse_ibv_devinfo(fixture("ibv_devinfo__azhpc_images_44.txt"))
+    assert vm["hca_id"] == "rdmaP23800p0s2" and vm["vendor_part_id"] == 4118
+    assert vm["ports"][1]["active_mtu"] == 1024 and vm["ports"][1]["link_layer"] == "Ethernet"
+    (rxe,) = hp.parse_ibv_devinfo(fixture("ibv_devinfo__rxe_dev_46.txt"))
+    assert rxe["hca_id"] == "rxe0" and "link_layer" not in rxe["ports"][1] and "board_id" not in rxe
+
+
+def test_ibv_devinfo_verbose_header_with_flag_lists():
+    (dev,) = hp.parse_ibv_devinfo(fixture("ibv_devinfo_v__ompi_6184.txt"))
+    assert dev["hca_id"] == "mlx5_1" and dev["vendor_part_id"] == 4119
+    assert dev["device_cap_flags"] == "0xe5721c36" and "XRC" in dev["device_cap_flags_list"]
+    assert "EXT_SEND NOP" in dev["device_cap_exp_flags_list"]
+    assert dev["atomic_cap"] == "ATOMIC_HCA (1)" and dev["ports"] == {}
+
+
+@pytest.mark.parametrize("name,tbl", [("ibv_devinfo_v__k8s_rdma_shared_164_port.txt", 256),
+                                      ("ibv_devinfo_v__ucx_9724_port.txt", 255)])
+def test_ibv_devinfo_verbose_port_with_gids(name, tbl):
+    # the stored excerpts start inside the device: the device line is prepended (see the .source notes)
+    (dev,) = hp.parse_ibv_devinfo("hca_id:\tmlx5_0\n" + fixture(name))
+    port = dev["ports"][1]
+    assert port["gid_tbl_len"] == tbl and port["phys_state"] == "LINK_UP" and port["phys_state_code"] == 5
+    assert port["active_speed"] == "25.0 Gbps" and port["active_width"] == "1X"
+    (g,) = port["gids"]
+    assert g["index"] == 0 and g["type"] == "RoCE v1" and g["gid"].startswith("fe80:") and g["ipv4"] is None
+
+
+def test_ibv_devinfo_gid_without_type_older_rdma_core():
+    # Mellanox/k8s-rdma-shared-dev-plugin#164 shows "GID[ 14]: 0000:...:ffff:c0a8:0606" without ", RoCE v2"
+    text = "hca_id: mlx5_0\n\tport:\t1\n\t\tGID[ 14]:\t\t0000:0000:0000:0000:0000:ffff:c0a8:0606\n"
+    (g,) = hp.parse_ibv_devinfo(text)[0]["ports"][1]["gids"]
+    assert g == {"index": 14, "gid": "0000:0000:0000:0000:0000:ffff:c0a8:0606", "type": None, "ipv4": "192.168.6.6"}
+
+
+def test_ibv_devinfo_standin(state):
+    out = hp.parse_ibv_devinfo(hw.render_ibv_devinfo(state, dict(UP, enp5s0=(False, 1500))))
+    assert [d["hca_id"] for d in out] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
+    assert out[0]["ports"][1]["state"] == "PORT_DOWN" and out[0]["ports"][1]["active_mtu"] == 1024
+    assert out[1]["ports"][1]["active_mtu"] == 4096 and out[1]["ports"][1]["link_layer"] == "Ethernet"
+    v = hp.parse_ibv_devinfo(hw.render_ibv_devinfo(state, UP, "mlx5_0", verbose=True,
+                                                   addresses={"enp5s0": ["198.18.5.11"]}))
+    gids = v[0]["ports"][1]["gids"]
+    assert [(g["index"], g["type"], g["ipv4"]) for g in gids] == [
+        (0, "RoCE v1", None), (1, "RoCE v2", None), (2, "RoCE v1", "198.18.5.11"), (3, "RoCE v2", "198.18.5.11")]
+    assert hp.parse_ibv_devinfo("No IB devices found\n") == []
+
+
+@pytest.mark.parametrize("text,lineno,words", [
+    ("\ttransport:\tInfiniBand (0)\n", 1, "before the first 'hca_id:'"),
+    ("hca_id: mlx5_0\n\tport:\tone\n", 2, "expected a number"),
+    ("hca_id: mlx5_0\n\tport:\t1\n\t\tactive_mtu:\t\tlots\n", 3, "expected a number"),
+    ("hca_id: mlx5_0\n\tGID[  0]:\tfe80::1\n", 2, "outside a 'port:'"),
+    ("Segmentation fault\n", 1, "expected 'key: value'"),
+])
+def test_ibv_devinfo_malformed(text, lineno, words):
+    with pytest.raises(hp.ParseError) as e:
+        hp.parse_ibv_devinfo(text)
+    assert "ibv_devinfo output line %d" % lineno in str(e.value) and words in str(e.value)
+
+
+# --------------------------------------------------------------------------- nvidia-smi
+
+def test_nvidia_smi_csv_with_header_real():
+    gpus = hp.parse_nvidia_smi_query(fixture("nvidia_smi_query_csv__nuxhash_10.txt"))
+    assert len(gpus) == 5
+    assert gpus[4] == {"name": "GeForce GTX 1060 6GB", "pci.bus": "0x0A", "index": 4,
+                       "uuid": "GPU-ff3318a7-f0dd-dc57-1fb8-cc95ba35c56e"}
+
+
+def test_nvidia_smi_noheader_nounits_real():
+    fields = ("power.limit,power.min_limit,power.max_limit,memory.total,vbios_version,driver_version,name,"
+              "gpu_uuid,power.draw,temperature.gpu,temperature.memory,clocks.current.graphics,clocks.sm,"
+              "clocks.mem,utilization.gpu,utilization.memory,fan.speed,pcie.link.width.current,pstate").split(",")
+    (g,) = hp.parse_nvidia_smi_query(fixture("nvidia_smi_query_noheader_nounits__gpu_utils_83.txt"), fields)
+    assert g["memory.total"] == 7979 and g["power.draw"] == 176.98 and g["temperature.memory"] is None
+    assert g["driver_version"] == "440.64" and g["vbios_version"] == "90.04.23.00.5F" and g["pstate"] == "P2"
+    (h,) = hp.parse_nvidia_smi_query(fixture("nvidia_smi_query_noheader__akash_provider_91.txt"),
+                                     ["name", "pci.device_id"])
+    assert h == {"name": "NVIDIA H100 NVL", "pci.device_id": "0x232110DE"}
+
+
+def test_nvidia_smi_list_real():
+    a100 = hp.parse_nvidia_smi_query(fixture("nvidia_smi_L__telegraf_5812.txt"))  # -L recognised
+    assert [g["index"] for g in a100] == [0, 1, 2, 3] and a100[0]["name"] == "NVIDIA A100-SXM4-80GB"
+    assert len(a100[0]["mig"]) == 4 and a100[0]["mig"][3]["uuid"] == "MIG-930574a9-d43a-5d2b-95da-3e68384c8d6b"
+    p40 = hp.parse_nvidia_smi_list(fixture("nvidia_smi_L__nvidia_docker_1060.txt"))
+    assert [g["name"] for g in p40] == ["Tesla P40"] * 4 and p40[1]["uuid"].startswith("GPU-504d0b86")
+
+
+def test_nvidia_smi_standin(state):
+    fields = ["index", "name", "uuid", "memory.total", "pci.bus_id", "driver_version", "power.draw"]
+    with_header = hp.parse_nvidia_smi_query(hw.render_query_gpu(state, fields))
+    assert len(with_header) == 8 and with_header[0]["memory.total"] == 32480 and with_header[0]["power.draw"] == 43.0
+    assert with_header[7]["pci.bus_id"] == "00000000:8A:00.0" and with_header[0]["driver_version"] == "418.67"
+    bare = hp.parse_nvidia_smi_query(hw.render_query_gpu(state, fields, noheader=True, nounits=True), fields)
+    assert bare == with_header
+    listed = hp.parse_nvidia_smi_query(hw.render_nvidia_smi_list(state))
+    assert [g["uuid"] for g in listed] == [g["uuid"] for g in with_header]
+
+
+@pytest.mark.parametrize("text,fields,words", [
+    ("0, Tesla V100\n1\n", ["index", "name"], "line 2: row has 1 values, expected 2"),
+    ("0, Tesla V100\n", None, "no header line"),
+    ("index, name\n0, A, extra\n", None, "row has 3 values"),
+    ("index, name\n0, A\n", ["index", "name", "uuid"], "header has 2 columns"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", None, "no GPU data"),
+    ("GPU 0: Tesla V100 (UUID: GPU-1234)\nGPU one\n", None, "nvidia-smi -L output line 2"),
+])
+def test_nvidia_smi_malformed(text, fields, words):
+    with pytest.raises(hp.ParseError) as e:
+        hp.parse_nvidia_smi_query(text, fields)
+    assert words in str(e.value) and str(e.value).startswith("nvidia-smi")
+
+
+# --------------------------------------------------------------------------- mlxconfig
+
+def test_mlxconfig_query_real_without_column_header():
+    (dev,) = hp.parse_mlxconfig_query(fixture("mlxconfig_query__terrencemiao_blog.txt"))
+    assert dev["device"] == "/dev/mst/mt4115_pciconf0" and dev["device_type"] == "ConnectX4"
+    assert dev["params"]["LINK_TYPE_P1"]["next_boot"] == "ETH(2)" and dev["params"]["NUM_OF_VFS"]["next_boot"] == "8"
+    assert hp.mlxconfig_link_types(dev) == {1: {"default": None, "default_value": None, "current": None,
+                                                "current_value": None, "next_boot": "ETH", "next_boot_value": 2}}
+
+
+@pytest.mark.parametrize("name,before,after", [
+    ("mlxconfig_set__jiegec_blog_cx4.txt", "IB", "ETH(2)"),
+    ("mlxconfig_set__jiegec_blog_nvidia_doc_cx3pro.txt", "ETH", "IB(1)"),
+])
+def test_mlxconfig_set_table_real(name, before, after):
+    (dev,) = hp.parse_mlxconfig_query(fixture(name))
+    assert dev["columns"] == ["Next Boot", "New"]
+    types = hp.mlxconfig_link_types(dev)
+    assert set(types) == {1, 2} and types[1]["next_boot"] == before and types[2]["next_boot"] == before
+    assert dev["params"]["LINK_TYPE_P2"]["new"] == after
+
+
+def test_mlxconfig_three_columns_real():
+    head = ("Device #1:\n----------\n\n"
+            "Configurations:                              Default         Current         Next Boot\n")
+    (dev,) = hp.parse_mlxconfig_query(head + fixture("mlxconfig_query_e__sriov_network_operator_358.txt"))
+    assert dev["columns"] == ["Default", "Current", "Next Boot"]
+    assert dev["params"]["NUM_OF_VL_P2"] == {"default": "_4_VLs(3)", "current": "_4_VLs(3)",
+                                             "next_boot": "_4_VLs(3)", "modified": False}
+    assert hp.split_mlx_value("_4_VLs(3)") == ("_4_VLs", 3) and hp.split_mlx_value("8") == (None, 8)
+
+
+def test_mlxconfig_current_differs_from_next_boot():
+    # the state after `mlxconfig set LINK_TYPE_P1=1` before the reboot, in the -e layout (MFT docs example)
+    text = ("Device #1:\n----------\n\nDevice type:    ConnectX4\nDevice:         0000:05:00.0\n\n"
+            "Configurations:                              Default         Current         Next Boot\n"
+            "*        LINK_TYPE_P1                        VPI(3)          ETH(2)          IB(1)\n"
+            "The '*' shows parameters with next value different from default/current value.\n")
+    (dev,) = hp.parse_mlxconfig_query(text)
+    t = hp.mlxconfig_link_types(dev)[1]
+    assert (t["default"], t["current"], t["next_boot"]) == ("VPI", "ETH", "IB")
+    assert dev["params"]["LINK_TYPE_P1"]["modified"] is True
+
+
+def test_mlxconfig_standin(state):
+    (dev,) = hp.parse_mlxconfig_query(hw.render_mlxconfig_query(state, "mlx5_0"))
+    assert dev["device"] == "mlx5_0" and dev["columns"] == ["Next Boot"]
+    assert hp.mlxconfig_link_types(dev)[1]["next_boot"] == "ETH"
+    (s,) = hp.parse_mlxconfig_query(hw.render_mlxconfig_set(state, "mlx5_0", {"LINK_TYPE_P1": 1}, True))
+    assert s["params"]["LINK_TYPE_P1"] == {"next_boot": "ETH(2)", "new": "IB(1)", "modified": False}
+
+
+@pytest.mark.parametrize("text,words", [
+    ("-E- Failed to open device: mlx5_9. No such file or directory\n", "line 1: mlxconfig reported an error"),
+    ("Device #1:\nConfigurations:   Next Boot\n   LINK_TYPE_P1   ETH(2)   IB(1)\n",
+     "line 3: 2 value(s) for 1 column(s)"),
+    ("Device #1:\nConfigurations:   Next Boot   Later\n", "line 2: unknown column"),
+    ("Device #1:\nDevice type: ConnectX4\n", "no 'Configurations:' table"),
+    ("hello world\n", "line 1: expected 'Device #1:'"),
+])
+def test_mlxconfig_malformed(text, words):
+    with pytest.raises(hp.ParseError) as e:
+        hp.parse_mlxconfig_query(text)
+    assert words in str(e.value) and str(e.value).startswith("mlxconfig")
+
+
+# --------------------------------------------------------------------------- mlnx_qos
+
+def test_mlnx_qos_lossless_real():
+    q = hp.parse_mlnx_qos(fixture("mlnx_qos__att_netarbiter.txt"))
+    assert q["trust"] == "dscp" and q["pfc_priorities"] == [3] and q["pfc_enabled"] == [0, 0, 0, 1, 0, 0, 0, 0]
+    assert q["dscp2prio"][3] == [31, 30, 29, 28, 27, 26, 25, 24] and q["cable_len"] == 7
+    assert [t["priorities"] for t in q["tcs"]][:2] == [[1], [0]] and q["tcs"][3]["tsa"] == "vendor"
+
+
+def test_mlnx_qos_factory_state_real():
+    q = hp.parse_mlnx_qos(fixture("mlnx_qos_pcp__magnate3_centos12.txt"))
+    assert q["trust"] == "pcp" and q["pfc_priorities"] == [] and q["pfc_buffer"] == [0] * 8
+    assert q["receive_buffer_sizes"] == [524160, 0, 0, 0, 0, 0, 0, 0] and q["dscp2prio"] == {}
+
+
+def test_mlnx_qos_ets_collapsed_spacing_real():
+    q = hp.parse_mlnx_qos(fixture("mlnx_qos_ets__mellanox_community_doc2792.txt"))
+    assert q["pfc_priorities"] == [0, 2, 6, 7] and q["cable_len"] == 10
+    assert q["tcs"][6] == {"tc": 6, "ratelimit": "unlimited", "tsa": "strict", "bw": None, "priorities": [6]}
+    assert q["tcs"][7]["bw"] == 40
+
+
+def test_mlnx_qos_standin(state):
+    q = hp.parse_mlnx_qos(hw.render_mlnx_qos(state, "enp5s0"))
+    assert q["trust"] == "pcp" and q["pfc_priorities"] == []
+    state["qos"]["enp5s0"].update(trust="dscp", pfc=[0, 0, 0, 1, 0, 0, 0, 0])
+    q = hp.parse_mlnx_qos(hw.render_mlnx_qos(state, "enp5s0"))
+    assert q["trust"] == "dscp" and q["pfc_priorities"] == [3] and q["pfc_buffer"] == [0, 0, 0, 1, 0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("text,words", [
+    ("Netlink error: interface enp5s0 has no DCB support\n", "no 'Priority trust state:' line"),
+    ("Priority trust state: dscp\nPFC configuration:\n\tenabled 0 0 1\n", "line 3: expected 8 values"),
+    ("Priority trust state: pcp\n", "no PFC 'enabled' row"),
+    ("Priority trust state: dscp\ndscp2prio mapping:\n\tprio:x dscp:1,\n", "line 3: expected 'prio:N"),
+])
+def test_mlnx_qos_malformed(text, words):
+    with pytest.raises(hp.ParseError) as e:
+        hp.parse_mlnx_qos(text)
+    assert words in str(e.value) and str(e.value).startswith("mlnx_qos")
+
+
+# --------------------------------------------------------------------------- cma_roce_mode
+
+def test_cma_roce_mode_real_and_standin():
+    assert hp.parse_cma_roce_mode(fixture("cma_roce_mode_v2__rhel7_networking_guide.txt")) == {
+        "mode": "RoCE v2", "version": 2}
+    assert hp.parse_cma_roce_mode(fixture("cma_roce_mode_v1__mlnx_tools_script.txt")) == {
+        "mode": "RoCE v1", "version": 1}
+    assert hp.parse_cma_roce_mode(hw.render_cma_roce_mode(2))["version"] == 2
+    assert hp.parse_cma_roce_mode(hw.render_cma_roce_mode(1))["version"] == 1
+    assert hp.parse_cma_roce_mode("RoCE V2\n")["version"] == 2  # the spelling some scripts write
+
+
+@pytest.mark.parametrize("text", [fixture("cma_roce_mode_error__mlnx_tools_script.txt"),
+                                  "You must be root to run this\n", ""])
+def test_cma_roce_mode_malformed(text):
+    with pytest.raises(hp.ParseError) as e:
+        hp.parse_cma_roce_mode(text)
+    assert str(e.value).startswith("cma_roce_mode output")
+    if text:
+        assert text.strip() in str(e.value)
+
+
+# --------------------------------------------------------------------------- show_gids
+
+def test_show_gids_real():
+    rows = hp.parse_show_gids(fixture("show_gids__magnate3_centos12.txt"))
+    assert len(rows) == 19
+    ens6 = [r for r in rows if r["netdev"] == "ens6"]
+    assert [(r["index"], r["type"], r["ipv4"]) for r in ens6] == [
+        (0, "RoCE v1", None), (1, "RoCE v2", None), (2, "RoCE v1", "172.17.242.56"), (3, "RoCE v2", "172.17.242.56")]
+    ib = [r for r in rows if r["device"] == "mlx5_5"]
+    assert ib == [{"device": "mlx5_5", "port": 1, "index": 0, "gid": "fe80:0000:0000:0000:08c0:eb03:00b6:a0b4",
+                   "ipv4": None, "type": "RoCE v1", "netdev": None}]
+    pod = hp.parse_show_gids(fixture("show_gids__nccl_1573.txt"))
+    assert [r["index"] for r in pod if r["device"] == "mlx5_0"] == [4, 5, 6, 7]
+    with pytest.raises(hp.ParseError, match="n_gids_found=7 but 6 rows"):
+        hp.parse_show_gids(fixture("show_gids__spectrumscale_network_readiness_4.txt").replace("=6", "=7"))
+
+
+# --------------------------------------------------------------------------- NCCL logs
+
+def test_nccl_004_dgx1():
+    r = hp.parse_nccl_transport(fixture("nccl_log__004_dgx1.txt"))
+    assert r["summary"] == {"NET/IB/GDRDMA": 1, "P2P/IPC": 1}
+    net = [c for c in r["connections"] if c["transport"] == "NET/IB"]
+    assert net == [{"host": "DGX1-1", "channel": None, "src_rank": 3, "dst_rank": 0, "direction": None,
+                    "via": "NET/IB/3/GDRDMA", "transport": "NET/IB", "net_dev": 3, "gdr": True}]
+    ring = [c for c in r["connections"] if c["transport"] == "P2P/IPC"][0]
+    assert ring["channel"] == 0 and (ring["src_rank"], ring["dst_rank"]) == (0, 1)
+    assert r["gid_index_env"] == 3 and r["qps"][0]["gid_index"] == 3 and r["qps"][0]["mtu_code"] == 5
+    assert r["gdr_everywhere"] and not r["socket_fallback"]
+
+
+def test_nccl_gdrdma_channels_real():
+    r = hp.parse_nccl_transport(fixture("nccl_log__nccl_707_gdrdma.txt"))
+    assert r["summary"] == {"NET/IB/GDRDMA": 12} and r["gdr_everywhere"]
+    assert {c["net_dev"] for c in r["connections"]} == {0, 2, 4, 5}
+    assert {c["direction"] for c in r["connections"]} == {"send", "receive"}
+    assert r["connections"][0]["host"] == "10-90-43-152"
+
+
+def test_nccl_net_ib_using_real():
+    roce = hp.parse_nccl_transport(fixture("nccl_log__nccl_tests_185_roce.txt"))
+    assert roce["networks"] == ["IB"] and len(roce["net_ib"]) == 2
+    assert roce["net_ib"][0] == {"host": "dgxh100-4", "devices": [
+        {"index": 0, "device": "mlx5_10", "port": 1, "link_layer": "RoCE"},
+        {"index": 1, "device": "mlx5_11", "port": 1, "link_layer": "RoCE"}],
+        "oob_if": "enp220s0np0", "oob_address": "11.1.128.136", "relaxed_ordering": True}
+    ib = hp.parse_nccl_transport(fixture("nccl_log__nv_peer_memory_56_ib.txt"))
+    assert ib["net_ib"][0]["devices"] == [{"index": 0, "device": "mlx5_0", "port": 1, "link_layer": "IB"}]
+    assert ib["net_ib"][0]["oob_if"] == "ib0" and not ib["net_ib"][0]["relaxed_ordering"]
+
+
+def test_nccl_socket_fallback_real():
+    r = hp.parse_nccl_transport(fixture("nccl_log__nccl_952_socket.txt"))
+    assert r["summary"] == {"NET/Socket": 2, "P2P/IPC": 14} and r["socket_fallback"] and not r["gdr_everywhere"]
+    sock = [c for c in r["connections"] if c["transport"] == "NET/Socket"]
+    assert sock[0]["net_dev"] == 3 and sock[0]["direction"] == "send" and sock[0]["host"] == "<cluster_name>"
+    p2p = [c for c in r["connections"] if c["transport"] == "P2P/IPC"][0]
+    assert p2p["via"] == "P2P/IPC/read" and p2p["net_dev"] is None
+    no_ib = hp.parse_nccl_transport(fixture("nccl_log__nccl_1267_no_ib.txt"))
+    assert no_ib["ib_no_device"] and no_ib["networks"] == ["Socket"] and no_ib["connections"] == []
+    assert no_ib["net_socket"][0]["interfaces"] == [{"index": 0, "if": "ens7", "address": "10.128.0.31"}]
+
+
+def test_nccl_other_transports_real():
+    cumem = hp.parse_nccl_transport(fixture("nccl_log__nccl_1538_cumem.txt"))
+    assert cumem["summary"] == {"P2P/CUMEM": 5}
+    nogdr = hp.parse_nccl_transport(fixture("nccl_log__nccl_mesh_plugin_56.txt"))
+    assert nogdr["summary"] == {"NET/IB": 4} and not nogdr["gdr_everywhere"] and nogdr["gid_index_env"] == 3
+    assert nogdr["connections"][0]["host"] is None  # the poster cut the host name
+    plugin = hp.parse_nccl_transport(
+        "hostname-test:987:1260 [7] NCCL INFO Channel 03/0 : 47[7] -> 39[7] [receive] via NET/IBext_v8/2\n"
+        "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0(4)/GDRDMA\n"
+        "h:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via SHM/direct/direct\n")
+    assert plugin["summary"] == {"NET/IB/GDRDMA": 1, "NET/IBext_v8": 1, "SHM/direct": 1}
+    assert plugin["connections"][1]["net_dev"] == 0
+
+
+@pytest.mark.parametrize("text,words", [
+    ("hello\nworld\n", "no 'NCCL INFO' lines"),
+    ("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> x via NET/IB/0\n", "line 1: cannot read this connection line"),
+    ("h:1:2 [0] NCCL INFO NET/IB : Using ; OOB eth0:1.2.3.4<0>\n", "line 1: 'NET/IB : Using' without any"),
+])
+def test_nccl_malformed(text, words):
+    with pytest.raises(hp.ParseError) as e:
+        hp.parse_nccl_transport(text)
+    assert words in str(e.value) and str(e.value).startswith("NCCL log")
