@@ -6,6 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
+from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
 
 
@@ -24,6 +25,35 @@ def pod_model_vars(host_names, hostvars):
     return out
 
 
+def pod_nic_plan(nics, pod):
+    """Per-NIC configuration (cidr, netmask, mtu, gateway, kind, ...) from the model."""
+    return nic_plan(nics or [], pod)
+
+
+def pod_hosts_entries(host_names, hostvars, groups, pod):
+    """/etc/hosts entries [{address, name}] for every DGX and storage node."""
+    del host_names  # the groups decide; kept so the filter reads naturally in templates
+    return hosts_entries({h: hostvars[h] for h in groups.get("dgx", []) + groups.get("storage", [])},
+                         groups, pod)
+
+
+def pod_primary_nic(nics, pod):
+    """The NIC a host's name resolves to."""
+    return primary_nic(nics or [], pod)
+
+
+def pod_nccl_env(nics, pod, profile_env, gid_indexes=None):
+    """NCCL/MPI environment variables for one DGX."""
+    return nccl_env(nics or [], pod, profile_env or {}, gid_indexes)
+
+
+def pod_ping_targets(host, hostvars, groups, pod):
+    """Full-MTU ping targets (nic, peer, address, mtu) from one DGX to every other DGX."""
+    return ping_targets(host, {h: hostvars[h] for h in groups.get("dgx", [])}, groups, pod)
+
+
 class FilterModule:
     def filters(self):
-        return {"pod_model_vars": pod_model_vars}
+        return {"pod_model_vars": pod_model_vars, "pod_nic_plan": pod_nic_plan,
+                "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
+                "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets}

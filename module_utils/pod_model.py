@@ -166,6 +166,7 @@ POD_SCHEMA: Schema = {
     "ra_profile": Field("str", True),
     "simulated": Field("bool"),
     "domain": Field("str"),
+    "hosts_fabric": Field("str", hint="the fabric whose address host names resolve to, e.g. data-66"),
     "fabrics": Field("list", True, item=FABRIC_SCHEMA),
     "storage": Field("dict", schema=STORAGE_SCHEMA),
 }
@@ -369,6 +370,10 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
                                ("did you mean '%s'?" % close[0]) if close else
                                "use one of %s (files in profiles/)" % ", ".join(profiles)))
         fabrics = _check_fabrics(pod.get("fabrics"), any_host, out)
+        hf = pod.get("hosts_fabric")
+        if isinstance(hf, str) and fabrics and hf not in fabrics:
+            out.append(Finding(any_host, "pod", "pod.hosts_fabric", "'%s' is not a fabric of this pod" % hf,
+                               "use one of %s" % ", ".join(fabrics)))
     del pod_ok
 
     # ---- per host: role, schema

@@ -29,6 +29,8 @@ class Node:
     name: str
     vars: Dict[str, Any]
     ssh_config: str
+    pod_hostvars: Dict[str, Dict[str, Any]]  # model vars of every host (for pod-wide derivations)
+    pod_groups: Dict[str, List[str]]
 
     @property
     def host(self):
@@ -43,13 +45,21 @@ def load_nodes(inventory: str, group: str, ssh_config: str) -> List[Node]:
     inv = InventoryManager(loader=loader, sources=[inventory])
     vm = VariableManager(loader=loader, inventory=inv)
     nodes, blocks = [], []
+    all_vars: Dict[str, Dict[str, Any]] = {}
+    groups = {g.name: [h.name for h in g.get_hosts()] for g in inv.groups.values()}
+    for host in inv.get_hosts():
+        hv = vm.get_vars(host=host, include_hostvars=False)
+        all_vars[host.name] = {k: hv[k] for k in ("nics", "pod") if k in hv}
     for host in inv.get_hosts(pattern=group):
         hv = vm.get_vars(host=host, include_hostvars=False)
         templar = Templar(loader=loader, variables=hv)
         conn = {k: templar.template(hv[k]) for k in CONNECTION_VARS if k in hv}
-        model = {k: hv[k] for k in ("nics", "dgx_model", "storage_node") if k in hv}
+        model = {k: hv[k] for k in ("nics", "dgx_model", "storage_node", "pod") if k in hv}
         lines = ["Host %s" % host.name, "  HostName %s" % conn.get("ansible_host", host.name),
-                 "  User %s" % conn.get("ansible_user", "root"), "  BatchMode yes"]
+                 "  User %s" % conn.get("ansible_user", "root"), "  BatchMode yes",
+                 # one SSH connection per host for all checks (testinfra runs a command per assertion)
+                 "  ControlMaster auto", "  ControlPath %s" % os.path.join(os.path.dirname(ssh_config), "cm-%C"),
+                 "  ControlPersist 60s"]
         if "ansible_port" in conn:
             lines.append("  Port %s" % conn["ansible_port"])
         if "ansible_ssh_private_key_file" in conn:
@@ -61,7 +71,7 @@ def load_nodes(inventory: str, group: str, ssh_config: str) -> List[Node]:
                 key, _, value = args[i + 1].partition("=")
                 lines.append("  %s %s" % (key, value))
         blocks.append("\n".join(lines))
-        nodes.append(Node(host.name, dict(model, **conn), ssh_config))
+        nodes.append(Node(host.name, dict(model, **conn), ssh_config, all_vars, groups))
     with open(ssh_config, "w", encoding="utf-8") as fh:
         fh.write("\n\n".join(blocks) + "\n")
     return nodes

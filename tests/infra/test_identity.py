@@ -7,5 +7,6 @@ def test_hostname_matches_inventory(node):
 
 
 def test_modelled_nics_exist(node):
-    missing = [nic["name"] for nic in node.vars.get("nics", []) if not node.host.interface(nic["name"]).exists]
+    present = set(node.host.check_output("ls /sys/class/net").split())
+    missing = [nic["name"] for nic in node.vars.get("nics", []) if nic["name"] not in present]
     assert not missing, "%s: NICs in the model but not on the node: %s" % (node.name, ", ".join(missing))

@@ -80,14 +80,15 @@ def test_validate_writes_a_simulated_report(pod):
     with open(os.path.join(RESULTS, "results.json")) as fh:
         results = json.load(fh)
     assert results["simulated"] is True and results["pod"] == "pod-in-a-box"
-    assert results["summary"]["pass"] == 4 and results["summary"]["fail"] == 0
-    assert sorted(c["host"] for c in results["checks"]) == DGX
+    assert results["summary"] == {"pass": 8, "fail": 0, "skipped": 0, "error": 0}
+    assert sorted(c["host"] for c in results["checks"] if c["check"] == "identity") == DGX
+    assert all(c["pings"] == 12 for c in results["checks"] if c["check"] == "network")
 
 
 def test_testinfra_checks_pass(pod):
     res = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/infra",
               "--pod-inventory", "inventories/sim")
-    assert res.returncode == 0 and "8 passed" in res.stdout, res.stdout[-4000:]
+    assert res.returncode == 0 and " passed" in res.stdout and "failed" not in res.stdout, res.stdout[-4000:]
 
 
 def test_a_renamed_nic_is_caught(pod):
@@ -98,15 +99,42 @@ def test_a_renamed_nic_is_caught(pod):
         res = run("ansible-playbook", "validate.yml")
         out = res.stdout + res.stderr
         assert res.returncode != 0
-        assert "%s: NICs missing on the node: enp12s0 " % node in out, out[-4000:]
+        # the report is written even though checks failed, and the run fails at the end naming them
+        assert "[identity %s] missing NICs: enp12s0" % node in out, out[-4000:]
         with open(os.path.join(RESULTS, "results.json")) as fh:
-            checks = {c["host"]: c for c in json.load(fh)["checks"]}
-        assert checks[node]["status"] == "fail" and checks[node]["missing_nics"] == ["enp12s0"]
-        assert all(checks[h]["status"] == "pass" for h in DGX if h != node)
+            checks = {(c["check"], c["host"]): c for c in json.load(fh)["checks"]}
+        assert checks[("identity", node)]["status"] == "fail"
+        assert checks[("identity", node)]["missing_nics"] == ["enp12s0"]
+        assert all(checks[("identity", h)]["status"] == "pass" for h in DGX if h != node)
+        assert "not on the host: enp12s0" in " ".join(checks[("network", node)]["problems"])
         infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                    "tests/infra", "--pod-inventory", "inventories/sim")
+                    "tests/infra", "--pod-inventory", "inventories/sim", "-k", "identity")
         assert infra.returncode != 0 and "enp12s0" in infra.stdout and "1 failed" in infra.stdout
     finally:
         run(PODSIM, "exec", node, "--", "sh", "-c",
             "ip link set enp12s0x name enp12s0 && ip link set enp12s0 up", check=True)
+    run("ansible-playbook", "validate.yml", check=True)
+
+
+def test_mtu_changed_by_hand_is_shown_caught_and_fixed(pod):
+    node, nic = "sim-dgx3", "enp12s0"
+    run(PODSIM, "exec", node, "--", "ip", "link", "set", "dev", nic, "mtu", "1500", check=True)
+    # --check --diff shows exactly that difference, on that node only, and changes nothing
+    check = run("ansible-playbook", "site.yml", "--check", "--diff")
+    assert check.returncode == 0, check.stdout[-4000:]
+    assert "-%s mtu: 1500\n+%s mtu: 9000" % (nic, nic) in check.stdout
+    assert recap(check.stdout)[node]["changed"] == 1, recap(check.stdout)
+    assert all(recap(check.stdout)[h]["changed"] == 0 for h in DGX if h != node)
+    # validate fails, naming node and NIC, for the node and for its peers' pings into it
+    res = run("ansible-playbook", "validate.yml")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "[network %s] kernel differs from the model: %s mtu: 1500 -> 9000" % (node, nic) in out, out[-3000:]
+    assert "sim-dgx1 %s -> %s (198.18.12.13) at MTU 9000" % (nic, node) in out
+    infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                "tests/infra", "--pod-inventory", "inventories/sim", "-k", "mtu")
+    assert infra.returncode != 0 and "%s %s: MTU 1500, model 9000" % (node, nic) in infra.stdout, infra.stdout[-3000:]
+    # a deploy fixes it; then everything passes again
+    fix = run("ansible-playbook", "site.yml", check=True)
+    assert recap(fix.stdout)[node]["changed"] >= 1
     run("ansible-playbook", "validate.yml", check=True)

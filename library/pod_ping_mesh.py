@@ -1,0 +1,118 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module: jumbo-frame reachability from this host to its peers on every data NIC."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pod_ping_mesh
+short_description: Check full-MTU reachability to every peer on every fabric (ping -M do)
+description:
+  - For each target - a local NIC, a peer name and address, and the fabric MTU - sends
+    C(ping -M do -s <mtu - 28> -I <nic>) (don't fragment, so a hop with a smaller MTU fails instead of
+    fragmenting). Runs the pings concurrently (I(parallel) at a time), so a host checks all its peers in
+    about the time of one ping; run on every host at once, this covers every pair in both directions.
+  - Read-only. Fails, naming node, NIC, peer and what ping said, if any target does not answer.
+version_added: "0.1.0"
+options:
+  targets:
+    description:
+      - List of dicts with C(nic) (local interface), C(peer) (name), C(address) (peer IPv4), C(mtu).
+        Build it with the C(pod_ping_targets) filter.
+    type: list
+    elements: dict
+    required: true
+  count:
+    description: Echo requests per target.
+    type: int
+    default: 2
+  timeout:
+    description: Seconds to wait for each reply (C(ping -W)).
+    type: int
+    default: 2
+  parallel:
+    description: Pings in flight at once.
+    type: int
+    default: 32
+notes:
+  - Supports check mode (it changes nothing, so it runs in check mode too).
+author:
+  - DGX pod toolkit contributors
+"""
+
+EXAMPLES = r"""
+- name: Jumbo frames reach every peer on every data NIC
+  pod_ping_mesh:
+    targets: "{{ inventory_hostname | pod_ping_targets(hostvars, groups, pod) }}"
+"""
+
+RETURN = r"""
+checked:
+  description: Number of targets pinged.
+  returned: always
+  type: int
+failures:
+  description: One line per target that did not answer at full MTU.
+  returned: always
+  type: list
+  elements: str
+results:
+  description: Per target - nic, peer, address, mtu, ok, and ping's last line.
+  returned: always
+  type: list
+  elements: dict
+"""
+
+import re
+import socket
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def summarise(output):
+    """The useful part of ping's output: the loss line, or the error."""
+    for line in output.splitlines():
+        if "packet loss" in line or "Message too long" in line or "frag needed" in line:
+            return line.strip()
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            targets=dict(type="list", elements="dict", required=True),
+            count=dict(type="int", default=2),
+            timeout=dict(type="int", default=2),
+            parallel=dict(type="int", default=32),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    ping = module.get_bin_path("ping", required=True)
+    me = socket.gethostname()
+
+    def one(t):
+        size = int(t["mtu"]) - 28  # IPv4 header 20 + ICMP header 8
+        cmd = [ping, "-M", "do", "-s", str(size), "-c", str(p["count"]), "-W", str(p["timeout"]),
+               "-i", "0.2", "-I", t["nic"], t["address"]]
+        rc, out, err = module.run_command(cmd, check_rc=False)
+        text = out + err
+        m = re.search(r"(\d+) received", text)
+        ok = rc == 0 and m is not None and int(m.group(1)) > 0
+        return dict(t, ok=ok, detail=summarise(text))
+
+    with ThreadPoolExecutor(max_workers=max(1, p["parallel"])) as pool:
+        results = list(pool.map(one, p["targets"]))
+    failures = ["%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"], r["detail"])
+                for r in results if not r["ok"]]
+    if failures:
+        module.fail_json(msg="%d of %d full-MTU pings failed: %s" % (len(failures), len(results),
+                                                                    "; ".join(failures)),
+                         failures=failures, results=results, checked=len(results))
+    module.exit_json(changed=False, checked=len(results), failures=[], results=results)
+
+
+if __name__ == "__main__":
+    main()

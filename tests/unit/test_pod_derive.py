@@ -1,0 +1,74 @@
+"""Derivations from the pod model, checked against the 004 RA's own values."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from inventory_util import ROOT, hostvars
+from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic
+
+
+@pytest.fixture(scope="module")
+def dgxpod():
+    hv = hostvars(os.path.join(ROOT, "inventories", "dgxpod"))
+    groups = {"dgx": ["DGX1-%d" % i for i in range(1, 10)], "storage": ["isilon-%d" % i for i in range(1, 9)]}
+    return hv, groups, hv["DGX1-1"]["pod"]
+
+
+def test_nic_plan_matches_004_interfaces_file(dgxpod):
+    hv, _, pod = dgxpod
+    plan = {n["name"]: n for n in nic_plan(hv["DGX1-1"]["nics"], pod)}
+    # 004 appendix "NVIDIA DGX-1", /etc/network/interfaces
+    assert plan["enp5s0"]["address"] == "10.55.5.231" and plan["enp5s0"]["netmask"] == "255.255.255.0"
+    assert plan["enp12s0"]["address"] == "10.55.12.232"
+    assert plan["enp132s0"]["address"] == "10.55.66.231" and plan["enp132s0"]["gateway"] == "10.55.66.1"
+    assert plan["enp139s0"]["address"] == "10.55.139.234"
+    assert {n["mtu"] for n in plan.values()} == {9000}
+    assert [n["name"] for n in plan.values() if n["gateway"]] == ["enp132s0"]
+
+
+def test_hosts_entries_match_004_etc_hosts(dgxpod):
+    hv, groups, pod = dgxpod
+    entries = hosts_entries(hv, groups, pod)
+    dgx = [(e["address"], e["name"]) for e in entries if e["name"].startswith("DGX")]
+    # 004 appendix "NVIDIA DGX-1", /etc/hosts
+    assert dgx == [("10.55.66.%d" % a, "DGX1-%d" % i) for i, a in
+                   enumerate([231, 235, 239, 243, 247, 251, 155, 159, 163], 1)]
+    assert ("10.55.66.211", "isilon-1") in [(e["address"], e["name"]) for e in entries]
+
+
+def test_nccl_env_from_004_profile(dgxpod):
+    hv, _, pod = dgxpod
+    profile = {"NCCL_IB_HCA": "mlx5", "NCCL_IB_SL": 4, "NCCL_IB_GID_INDEX": 3, "NCCL_NET_GDR_READ": 1,
+               "NCCL_SOCKET_IFNAME": "^docker0"}
+    env = nccl_env(hv["DGX1-1"]["nics"], pod, profile)
+    assert env["NCCL_IB_HCA"] == "mlx5_0,mlx5_1,mlx5_2,mlx5_3" and env["NCCL_IB_SL"] == "4"
+    assert env["NCCL_IB_GID_INDEX"] == "3" and env["NCCL_NET_GDR_READ"] == "1"
+    assert env["NCCL_SOCKET_IFNAME"] == "enp132s0" == env["OMPI_MCA_btl_tcp_if_include"]
+    resolved = nccl_env(hv["DGX1-1"]["nics"], pod, profile, {"mlx5_%d" % i: 5 for i in range(4)})
+    assert resolved["NCCL_IB_GID_INDEX"] == "5"
+    with pytest.raises(ValueError, match="differs between devices"):
+        nccl_env(hv["DGX1-1"]["nics"], pod, profile, {"mlx5_0": 3, "mlx5_1": 5})
+
+
+def test_infiniband_pod_has_no_gid_index():
+    hv = hostvars(os.path.join(ROOT, "inventories", "dgx-ess3000"))
+    host = sorted(h for h in hv if "dgx" in hv[h]["group_names"])[0]
+    env = nccl_env(hv[host]["nics"], hv[host]["pod"], {"NCCL_IB_GID_INDEX": 3})
+    assert "NCCL_IB_GID_INDEX" not in env and env["NCCL_IB_HCA"]
+
+
+def test_primary_nic_and_hosts_fabric_override(dgxpod):
+    hv, _, pod = dgxpod
+    assert primary_nic(hv["DGX1-1"]["nics"], pod)["name"] == "enp132s0"
+    assert primary_nic(hv["DGX1-1"]["nics"], dict(pod, hosts_fabric="data-5"))["name"] == "enp5s0"
+
+
+def test_ping_targets_cover_every_pair_on_every_data_fabric(dgxpod):
+    hv, groups, pod = dgxpod
+    targets = ping_targets("DGX1-1", hv, groups, pod)
+    assert len(targets) == 8 * 4  # 8 peers x 4 data NICs
+    assert {t["mtu"] for t in targets} == {9000}
+    assert {"nic": "enp132s0", "fabric": "data-66", "peer": "DGX1-9", "address": "10.55.66.163",
+            "mtu": 9000} in targets
