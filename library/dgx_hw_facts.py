@@ -282,7 +282,7 @@ def gather_facts(run, which, sysfs_root="/", addresses=None, netdevs=None, gathe
                 except GidResolutionError as e:
                     nic["gid_error"] = str(e)
                     if want:
-                        gid_errors.append("%s (%s): %s" % (netdev, dev, e))
+                        gid_errors.append("%s: %s" % (netdev, e))
                     else:
                         notes.append(str(e))
             nics[netdev or "%s/%d" % (dev, port)] = nic

@@ -117,7 +117,7 @@ def test_address_without_gid_is_reported(node):
     wrong = dict(NICS, enp139s0="10.55.139.231")
     dgx_hw, gids, notes, errors = facts.gather_facts(node["run"], which_all, node["root"], wrong, gather=["nics"])
     assert len(errors) == 1
-    assert errors[0].startswith("enp139s0 (mlx5_3): mlx5_3: no RoCE v2 GID for 10.55.139.231 on port 1")
+    assert errors[0].startswith("enp139s0: mlx5_3: no RoCE v2 GID for 10.55.139.231 on port 1")
     assert "3=198.18.139.11 (RoCE v2, enp139s0)" in errors[0]
     assert dgx_hw["nics"]["enp139s0"]["roce_v2_ipv4_gid_index"] is None and "mlx5_3" not in gids
     # without a model address: the port's single RoCE v2 IPv4 GID
@@ -198,9 +198,23 @@ def test_module_fails_naming_device_and_address(node, tmp_path):
     assert res.returncode != 0 and out["failed"]
     assert "have no RoCEv2 GID for their model address" in out["msg"]
     assert len(out["gid_errors"]) == 1
-    assert out["gid_errors"][0].startswith("enp12s0 (mlx5_1): mlx5_1: no RoCE v2 GID for 10.55.12.231 on port 1")
+    assert out["gid_errors"][0].startswith("enp12s0: mlx5_1: no RoCE v2 GID for 10.55.12.231 on port 1")
     res, out = run_module(tmp_path, {"sysfs_root": node["root"], "gather": ["nics"], "fail_on_missing_gid": False,
                                      "addresses": dict(NICS, enp12s0="10.55.12.231")})
     assert res.returncode == 0 and out["ansible_facts"]["dgx_hw"]["nics"]["enp12s0"]["gid_error"]
     res, out = run_module(tmp_path, {"sysfs_root": str(tmp_path / "nope")})
     assert res.returncode != 0 and "is not a directory" in out["msg"]
+
+
+def test_infiniband_port_needs_no_gid_index(node, tmp_path):
+    # mlx5_1 rebooted into IB mode: ibv_devinfo says InfiniBand, the (re)written tree has no RoCE GIDs
+    state = json.loads(node["state_path"].read_text())
+    state["hcas"]["mlx5_1"]["mlxconfig"]["LINK_TYPE_P1"] = {"current": 1, "next_boot": 1}
+    node["state_path"].write_text(json.dumps(state))
+    hw.write_fake_sysfs(node["root"], state, {nd: [a] for nd, a in NICS.items()}, live_class_net=node["net"])
+    dgx_hw, gids, notes, errors = facts.gather_facts(node["run"], which_all, node["root"], NICS,
+                                                     gather=["nics", "mlxconfig", "qos", "roce_mode"])
+    n = dgx_hw["nics"]["enp12s0"]
+    assert n["link_layer"] == "InfiniBand" and n["roce_v2_ipv4_gid_index"] is None and n["gid_error"] is None
+    assert n["link_type"]["next_boot"] == "IB" and "qos" not in n and "roce_mode" not in n
+    assert errors == [] and "mlx5_1" not in gids and gids["mlx5_0"] == 3
