@@ -6,7 +6,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic  # noqa: E402
+from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic, rdma_problems  # noqa: E402
+from pod_derive import link_layer_mismatch  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
 
 
@@ -52,8 +53,24 @@ def pod_ping_targets(host, hostvars, groups, pod):
     return ping_targets(host, {h: hostvars[h] for h in groups.get("dgx", [])}, groups, pod)
 
 
+def pod_pfc_bit(index, priority):
+    """1 if ``index`` is the PFC priority, else 0 (builds mlnx_qos's --pfc vector)."""
+    return 1 if int(index) == int(priority) else 0
+
+
+def pod_link_layer_mismatch(rdma_nics, dgx_hw):
+    """NICs whose RDMA link layer is not their fabric's kind (a port-mode change awaits a reboot)."""
+    return link_layer_mismatch(rdma_nics, dgx_hw)
+
+
+def pod_rdma_problems(rdma_nics, dgx_hw, pfc_priority):
+    """What the RDMA hardware facts say differs from the model, one line per problem."""
+    return rdma_problems(rdma_nics, dgx_hw, int(pfc_priority))
+
+
 class FilterModule:
     def filters(self):
         return {"pod_model_vars": pod_model_vars, "pod_nic_plan": pod_nic_plan,
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
-                "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets}
+                "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets, "pod_pfc_bit": pod_pfc_bit,
+                "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch}

@@ -145,3 +145,47 @@ def ping_targets(host: str, hostvars: Dict[str, Dict[str, Any]], groups: Dict[st
             targets.append({"nic": local["name"], "fabric": pn["fabric"], "peer": peer,
                             "address": pn["address"], "mtu": min(local["mtu"], peer_mtu)})
     return targets
+
+
+def link_layer_mismatch(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any]) -> List[str]:
+    """NICs whose RDMA link layer (as the hardware reports it now) is not the fabric's kind."""
+    hw_nics = (dgx_hw or {}).get("nics") or {}
+    out = []
+    for nic in rdma_nics:
+        have = (hw_nics.get(nic["name"]) or {}).get("link_layer")
+        if have and have != ("Ethernet" if nic["kind"] == "ethernet" else "InfiniBand"):
+            out.append(nic["name"])
+    return out
+
+
+def rdma_problems(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_priority: int = 3) -> List[str]:
+    """Compare the RDMA hardware facts (dgx_hw_facts) with the NIC plan: link layer matches the fabric's
+    kind, port active; on RoCE-lossless fabrics trust DSCP, PFC on exactly ``pfc_priority``, RoCEv2, and a
+    RoCEv2 IPv4 GID for the NIC's address. One line per problem, naming the NIC."""
+    problems = []
+    hw_nics = (dgx_hw or {}).get("nics") or {}
+    for nic in rdma_nics:
+        hw = hw_nics.get(nic["name"])
+        label = "%s (%s)" % (nic["name"], nic.get("rdma_device"))
+        if hw is None:
+            problems.append("%s: no RDMA device behind this NIC" % label)
+            continue
+        want = "Ethernet" if nic["kind"] == "ethernet" else "InfiniBand"
+        if hw.get("link_layer") and hw["link_layer"] != want:
+            pending = (hw.get("link_type") or {}).get("next_boot")
+            problems.append("%s: link layer %s, model %s%s" % (label, hw["link_layer"], want, (
+                " (port mode set to %s: reboot required)" % pending) if pending else ""))
+        if hw.get("port_state") and hw["port_state"] != "PORT_ACTIVE":
+            problems.append("%s: RDMA port %s, not PORT_ACTIVE" % (label, hw["port_state"]))
+        if nic.get("roce") == "lossless":
+            qos = hw.get("qos") or {}
+            if qos.get("trust") != "dscp":
+                problems.append("%s: QoS trust %s, model dscp" % (label, qos.get("trust")))
+            if qos.get("pfc_priorities") != [pfc_priority]:
+                problems.append("%s: PFC on priorities %s, model [%d]" % (label, qos.get("pfc_priorities"),
+                                                                           pfc_priority))
+            if hw.get("roce_mode") != "RoCE v2":
+                problems.append("%s: RDMA-CM RoCE mode %s, model RoCE v2" % (label, hw.get("roce_mode")))
+            if hw.get("gid_error"):
+                problems.append("%s: %s" % (label, hw["gid_error"]))
+    return problems

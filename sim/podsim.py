@@ -409,6 +409,12 @@ def prepare_node_dir(paths: Paths, node: pm.Node, pubkey: str) -> None:
         _write(os.path.join(etc, "podsim", "hardware.json"),
                json.dumps(podsim_hw.default_state(node.name, node.index), indent=1, sort_keys=True) + "\n",
                only_if_missing=True)
+        # stand-in sysfs (RDMA devices, GID tables) at /etc/podsim/sysfs inside the node: the hardware-facts
+        # module reads it with sysfs_root=/etc/podsim/sysfs, as it reads /sys on a real DGX
+        with open(os.path.join(etc, "podsim", "hardware.json")) as f:
+            hw_state = json.load(f)
+        podsim_hw.write_fake_sysfs(os.path.join(etc, "podsim", "sysfs"), hw_state,
+                                   {n.name: [n.address] for n in node.nics if n.address})
     else:
         _write(os.path.join(etc, "podsim", "ganesha.conf"), ganesha_conf(paths.ifs))
     # /root/.ssh: the node's own (opaque: the host's /root/.ssh is not visible in nodes)

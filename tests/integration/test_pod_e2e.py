@@ -138,3 +138,25 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(pod):
     fix = run("ansible-playbook", "site.yml", check=True)
     assert recap(fix.stdout)[node]["changed"] >= 1
     run("ansible-playbook", "validate.yml", check=True)
+
+
+def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(pod):
+    node = "sim-dgx4"
+    run(PODSIM, "exec", node, "--", "sh", "-c",
+        "mlnx_qos -i enp139s0 --trust pcp --pfc 0,0,0,0,0,0,0,0 >/dev/null && "
+        "mlxconfig -d mlx5_1 -y set LINK_TYPE_P1=1 >/dev/null", check=True)
+    res = run("ansible-playbook", "validate.yml")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "[network %s] enp139s0 (mlx5_3): QoS trust pcp, model dscp" % node in out, out[-3000:]
+    assert "enp139s0 (mlx5_3): PFC on priorities [], model [3]" in out
+    fix = run("ansible-playbook", "site.yml", check=True)
+    assert "mlnx_qos -i enp139s0 --trust dscp --pfc 0,0,0,1,0,0,0,0" not in fix.stdout  # labels, not commands
+    assert recap(fix.stdout)[node]["changed"] >= 2 and all(recap(fix.stdout)[h]["changed"] == 0
+                                                            for h in DGX if h != node)
+    state = run(PODSIM, "exec", node, "--", "sh", "-c", "mlxconfig -d mlx5_1 q LINK_TYPE_P1; mlnx_qos -i enp139s0",
+                check=True).stdout
+    assert "ETH(2)" in state and "Priority trust state: dscp" in state
+    again = run("ansible-playbook", "site.yml", check=True)
+    assert all(v["changed"] == 0 for v in recap(again.stdout).values())
+    run("ansible-playbook", "validate.yml", check=True)

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from inventory_util import ROOT, hostvars
-from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic
+from pod_derive import hosts_entries, link_layer_mismatch, nccl_env, nic_plan, ping_targets, primary_nic, rdma_problems
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +72,38 @@ def test_ping_targets_cover_every_pair_on_every_data_fabric(dgxpod):
     assert {t["mtu"] for t in targets} == {9000}
     assert {"nic": "enp132s0", "fabric": "data-66", "peer": "DGX1-9", "address": "10.55.66.163",
             "mtu": 9000} in targets
+
+
+def _hw(**over):
+    nic = {"link_layer": "Ethernet", "port_state": "PORT_ACTIVE", "qos": {"trust": "dscp", "pfc_priorities": [3]},
+           "roce_mode": "RoCE v2", "gid_error": None, "link_type": {"current": None, "next_boot": "ETH"}}
+    nic.update(over)
+    return {"nics": {"enp5s0": nic}}
+
+
+ROCE = [{"name": "enp5s0", "rdma_device": "mlx5_0", "kind": "ethernet", "roce": "lossless"}]
+
+
+def test_rdma_problems_clean():
+    assert rdma_problems(ROCE, _hw()) == [] and link_layer_mismatch(ROCE, _hw()) == []
+
+
+@pytest.mark.parametrize("over,expected", [
+    ({"qos": {"trust": "pcp", "pfc_priorities": [3]}}, "enp5s0 (mlx5_0): QoS trust pcp, model dscp"),
+    ({"qos": {"trust": "dscp", "pfc_priorities": []}}, "enp5s0 (mlx5_0): PFC on priorities [], model [3]"),
+    ({"roce_mode": "RoCE v1"}, "enp5s0 (mlx5_0): RDMA-CM RoCE mode RoCE v1, model RoCE v2"),
+    ({"port_state": "PORT_DOWN"}, "enp5s0 (mlx5_0): RDMA port PORT_DOWN, not PORT_ACTIVE"),
+    ({"link_layer": "InfiniBand"},
+     "enp5s0 (mlx5_0): link layer InfiniBand, model Ethernet (port mode set to ETH: reboot"),
+    ({"gid_error": "no RoCEv2 GID for 10.0.0.1"}, "enp5s0 (mlx5_0): no RoCEv2 GID for 10.0.0.1"),
+])
+def test_rdma_problems_each_case(over, expected):
+    problems = rdma_problems(ROCE, _hw(**over))
+    assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_link_layer_mismatch_and_missing_device():
+    assert link_layer_mismatch(ROCE, _hw(link_layer="InfiniBand")) == ["enp5s0"]
+    assert rdma_problems(ROCE, {"nics": {}}) == ["enp5s0 (mlx5_0): no RDMA device behind this NIC"]
+    ib = [dict(ROCE[0], kind="infiniband", roce="none")]
+    assert rdma_problems(ib, _hw(link_layer="InfiniBand", qos={"trust": "pcp", "pfc_priorities": []})) == []
