@@ -25,6 +25,16 @@ def switch_render(structured):
     return render(dict(structured))
 
 
+def switch_lossless_expect(structured):
+    """What the lossless check expects: {pfc_priority, ports} - or {} when nothing on the switch is lossless."""
+    qos = (structured or {}).get("qos")
+    if not qos:
+        return {}
+    ports = [i["name"] for i in structured.get("interfaces") or [] if i.get("qos")]
+    return {"pfc_priority": qos["pfc_priority"], "ports": ports if structured.get("platform") == "eos" else []}
+
+
 class FilterModule:
     def filters(self):
-        return {"switch_structured": switch_structured, "switch_render": switch_render}
+        return {"switch_structured": switch_structured, "switch_render": switch_render,
+                "switch_lossless_expect": switch_lossless_expect}

@@ -1,0 +1,210 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module: bring a switch's running config to the config rendered from the pod model."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: switch_config
+short_description: Diff and push a rendered switch configuration over SSH (netmiko), atomically, with verification
+description:
+  - Connects to an Arista EOS, NVIDIA Onyx (MLNX-OS, also the InfiniBand switches) or Cumulus Linux (NVUE)
+    switch with netmiko, reads its running config and computes the remediation that makes it match
+    I(config) within the managed scope (the sections and lines I(config) has, plus hostname, spanning-tree
+    mode, ip routing, static routes, RoCE mode and subnet manager). Lines outside the scope are never touched.
+  - Returns C(changed), the commands and a before/after C(diff). In check mode it stops there.
+  - Otherwise it backs up the running config to I(backup_dir) on the controller and applies the change -
+    EOS in a C(configure session) that is committed only when every line was accepted (C(abort) otherwise);
+    Cumulus with C(nv set)/C(nv unset) and C(nv config apply -y); Onyx line by line, restoring the backup on
+    a rejected line or a dropped connection and writing the config (C(configuration write)) only after a
+    clean push. Every push uses an I(error_pattern). The running config is then read again and must give an
+    empty diff, and the config is saved.
+  - With I(verify_lossless) it reads the lossless-RoCE state (EOS C(show priority-flow-control), Onyx
+    C(show roce), NVUE C(nv show qos roce -o json)) and fails when it differs from I(lossless_expect).
+  - Runs on the controller (C(connection: local)). The password is never logged or returned.
+version_added: "0.1.0"
+options:
+  platform:
+    description: CLI family; selects the netmiko device type and the diff method.
+    type: str
+    required: true
+    choices: [eos, onyx, cumulus, mlnx-ib]
+  host:
+    description: Address to connect to (the switch's management address, or 127.0.0.1 for the fake switch).
+    type: str
+    required: true
+  port:
+    description: SSH port.
+    type: int
+    default: 22
+  name:
+    description: Switch name, used in backup file names.
+    type: str
+  username:
+    description: Login user.
+    type: str
+    required: true
+  password:
+    description: Login password (keep it in ansible-vault).
+    type: str
+    required: true
+  enable_secret:
+    description: Enable password (EOS/Onyx), when it differs from I(password).
+    type: str
+  config:
+    description: The desired configuration text (rendered by the switch_config role).
+    type: str
+    required: true
+  backup_dir:
+    description: Controller directory for the running-config backup taken before a change.
+    type: path
+  save:
+    description: Save the running config to the startup config after a successful push.
+    type: bool
+    default: true
+  error_pattern:
+    description: Regular expression for CLI errors (default per platform, e.g. C(% ?Invalid|% ?Incomplete) on EOS).
+    type: str
+  allow_management_change:
+    description: Allow a change of the management interface (refused by default - it can cut the controller off).
+    type: bool
+    default: false
+  verify_lossless:
+    description: Read and check the lossless-RoCE state after the push.
+    type: bool
+    default: false
+  lossless_expect:
+    description: What to expect, C({pfc_priority, ports}); empty means nothing has to be lossless.
+    type: dict
+    default: {}
+  host_key_checking:
+    description: Verify the switch's SSH host key (RejectPolicy) against I(known_hosts_file) or ~/.ssh/known_hosts.
+    type: bool
+    default: true
+  known_hosts_file:
+    description: known_hosts file holding the switch's host key.
+    type: path
+  connect_timeout:
+    description: Seconds for the TCP connect, the SSH banner and authentication.
+    type: int
+    default: 10
+  command_timeout:
+    description: Seconds to wait for one command's output.
+    type: int
+    default: 60
+notes:
+  - Supports check mode (reads the running config, returns the diff, changes nothing) and diff mode.
+  - Uses netmiko 4.8 and hier_config 3.7 on the controller.
+author:
+  - DGX pod toolkit contributors
+"""
+
+EXAMPLES = r"""
+- name: Push the rendered config to an Arista switch
+  switch_config:
+    platform: eos
+    host: "{{ ansible_host }}"
+    username: admin
+    password: "{{ vault_switch_password }}"
+    config: "{{ lookup('ansible.builtin.file', 'build/data-sw1/running.cfg') }}"
+    backup_dir: build/data-sw1/backups
+    known_hosts_file: ~/.ssh/known_hosts
+    verify_lossless: true
+    lossless_expect: {pfc_priority: 3, ports: [Ethernet1/1, Ethernet2/1]}
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+changed:
+  description: Whether the running config differed (and, outside check mode, was changed).
+  returned: always
+  type: bool
+commands:
+  description: The remediation commands (sent, or that would be sent in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: ["interface Ethernet1/1", "mtu 9214", "exit"]
+diff:
+  description: Managed part of the running config before, and the desired config.
+  returned: always
+  type: dict
+backup_path:
+  description: Controller path of the running-config backup taken before the change.
+  returned: when changed and not check mode
+  type: str
+session:
+  description: EOS configure session name used for the change.
+  returned: when changed on EOS
+  type: str
+session_diff:
+  description: EOS C(show session-config diffs) before the commit.
+  returned: when changed on EOS
+  type: str
+lossless:
+  description: Parsed lossless state and problems (C(ok), C(problems), C(parsed), C(expected)).
+  returned: when verify_lossless
+  type: dict
+restored:
+  description: True when a failed Onyx push was rolled back to the backup.
+  returned: on failure after a partial Onyx push
+  type: bool
+after_drop:
+  description: What the running config was after a connection dropped mid-push (old, new, or neither).
+  returned: on a dropped connection
+  type: str
+timings:
+  description: Seconds spent connecting, applying and in total.
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+try:
+    from ansible.module_utils.switch_push import PushError, SwitchPush
+    HAS_DEPS = None
+except ImportError as exc:  # netmiko or hier_config missing on the controller
+    HAS_DEPS = exc
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            platform=dict(type="str", required=True, choices=["eos", "onyx", "cumulus", "mlnx-ib"]),
+            host=dict(type="str", required=True),
+            port=dict(type="int", default=22),
+            name=dict(type="str"),
+            username=dict(type="str", required=True),
+            password=dict(type="str", required=True, no_log=True),
+            enable_secret=dict(type="str", no_log=True),
+            config=dict(type="str", required=True),
+            backup_dir=dict(type="path"),
+            save=dict(type="bool", default=True),
+            error_pattern=dict(type="str"),
+            allow_management_change=dict(type="bool", default=False),
+            verify_lossless=dict(type="bool", default=False),
+            lossless_expect=dict(type="dict", default={}),
+            host_key_checking=dict(type="bool", default=True),
+            known_hosts_file=dict(type="path"),
+            connect_timeout=dict(type="int", default=10),
+            command_timeout=dict(type="int", default=60),
+        ),
+        supports_check_mode=True,
+    )
+    if HAS_DEPS is not None:
+        module.fail_json(msg="switch_config needs netmiko and hier_config on the controller (bash scripts/setup.sh): "
+                             "%s" % HAS_DEPS)
+    try:
+        result = SwitchPush(module.params).run(module.check_mode)
+    except PushError as exc:
+        module.fail_json(msg=exc.msg, **exc.result)
+    lossless = result.get("lossless")
+    if lossless is not None and not lossless["ok"]:
+        module.fail_json(msg="lossless RoCE state differs from the model: %s" % "; ".join(lossless["problems"]),
+                         **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
