@@ -114,7 +114,8 @@ def test_static_group_vars():
         assert f["mtu"] == pm.FABRICS[f["name"]].mtu
         assert f["subnet"] == pm.FABRICS[f["name"]].subnet
     assert pod["storage"]["export"] == "/ifs"
-    assert load(os.path.join(INV, "group_vars", "dgx.yml")) == {"dgx_model": "dgx1"}
+    assert load(os.path.join(INV, "group_vars", "dgx.yml")) == {
+        "dgx_model": "dgx1", "dgx_network_sysfs_root": "/etc/podsim/sysfs"}
     conn = load(os.path.join(INV, "group_vars", "all", "connection.yml"))
     assert conn["ansible_user"] == "root"
     assert "StrictHostKeyChecking=yes" in conn["ansible_ssh_common_args"]
