@@ -7,7 +7,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
 from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic, rdma_problems  # noqa: E402
-from pod_derive import link_layer_mismatch  # noqa: E402
+from pod_derive import link_layer_mismatch, unsupported_port_modes  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
 
 
@@ -63,6 +63,11 @@ def pod_link_layer_mismatch(rdma_nics, dgx_hw):
     return link_layer_mismatch(rdma_nics, dgx_hw)
 
 
+def pod_unsupported_port_modes(rdma_nics, dgx_hw):
+    """NICs in the wrong mode whose mode cannot be changed (one message each)."""
+    return unsupported_port_modes(rdma_nics, dgx_hw)
+
+
 def pod_rdma_problems(rdma_nics, dgx_hw, pfc_priority):
     """What the RDMA hardware facts say differs from the model, one line per problem."""
     return rdma_problems(rdma_nics, dgx_hw, int(pfc_priority))
@@ -73,4 +78,5 @@ class FilterModule:
         return {"pod_model_vars": pod_model_vars, "pod_nic_plan": pod_nic_plan,
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets, "pod_pfc_bit": pod_pfc_bit,
-                "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch}
+                "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,
+                "pod_unsupported_port_modes": pod_unsupported_port_modes}

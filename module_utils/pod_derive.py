@@ -158,6 +158,20 @@ def link_layer_mismatch(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any])
     return out
 
 
+def unsupported_port_modes(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any]) -> List[str]:
+    """NICs whose link layer is not the fabric's kind and whose port mode cannot be changed (mlxconfig
+    shows no LINK_TYPE for them: not a VPI adapter, or no MFT tools) - an error before anything changes."""
+    hw_nics = (dgx_hw or {}).get("nics") or {}
+    out = []
+    for name in link_layer_mismatch(rdma_nics, dgx_hw):
+        if not ((hw_nics[name].get("link_type") or {}).get("next_boot")):
+            nic = next(n for n in rdma_nics if n["name"] == name)
+            out.append("%s (%s) runs %s but its fabric is %s, and mlxconfig shows no LINK_TYPE for it (not a VPI "
+                       "adapter, or the MFT tools are missing): its port mode cannot be changed" % (
+                           name, nic.get("rdma_device"), hw_nics[name].get("link_layer"), nic["kind"]))
+    return out
+
+
 def rdma_problems(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_priority: int = 3) -> List[str]:
     """Compare the RDMA hardware facts (dgx_hw_facts) with the NIC plan: link layer matches the fabric's
     kind, port active; on RoCE-lossless fabrics trust DSCP, PFC on exactly ``pfc_priority``, RoCEv2, and a
@@ -170,6 +184,9 @@ def rdma_problems(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_p
         if hw is None:
             problems.append("%s: no RDMA device behind this NIC" % label)
             continue
+        if nic.get("rdma_device") and hw.get("rdma_device") and hw["rdma_device"] != nic["rdma_device"]:
+            problems.append("%s: ibdev2netdev maps %s to this NIC, model %s" % (
+                label, hw["rdma_device"], nic["rdma_device"]))
         want = "Ethernet" if nic["kind"] == "ethernet" else "InfiniBand"
         if hw.get("link_layer") and hw["link_layer"] != want:
             pending = (hw.get("link_type") or {}).get("next_boot")

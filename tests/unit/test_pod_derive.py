@@ -6,7 +6,16 @@ import os
 import pytest
 
 from inventory_util import ROOT, hostvars
-from pod_derive import hosts_entries, link_layer_mismatch, nccl_env, nic_plan, ping_targets, primary_nic, rdma_problems
+from pod_derive import (
+    hosts_entries,
+    link_layer_mismatch,
+    nccl_env,
+    nic_plan,
+    ping_targets,
+    primary_nic,
+    rdma_problems,
+    unsupported_port_modes,
+)
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +116,15 @@ def test_link_layer_mismatch_and_missing_device():
     assert rdma_problems(ROCE, {"nics": {}}) == ["enp5s0 (mlx5_0): no RDMA device behind this NIC"]
     ib = [dict(ROCE[0], kind="infiniband", roce="none")]
     assert rdma_problems(ib, _hw(link_layer="InfiniBand", qos={"trust": "pcp", "pfc_priorities": []})) == []
+
+
+def test_ibdev2netdev_mapping_must_match_the_model():
+    problems = rdma_problems(ROCE, _hw(rdma_device="mlx5_1"))
+    assert "enp5s0 (mlx5_0): ibdev2netdev maps mlx5_1 to this NIC, model mlx5_0" in problems
+
+
+def test_a_mode_the_nic_cannot_do():
+    assert unsupported_port_modes(ROCE, _hw(link_layer="InfiniBand")) == []  # VPI: mlxconfig can change it
+    msg = unsupported_port_modes(ROCE, _hw(link_layer="InfiniBand", link_type=None))
+    assert msg and "enp5s0 (mlx5_0) runs InfiniBand but its fabric is ethernet" in msg[0]
+    assert "cannot be changed" in msg[0]
