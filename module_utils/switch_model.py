@@ -200,3 +200,51 @@ def structured_configs(model: Dict[str, Any], options: Optional[Dict[str, Any]] 
     """Structured config of every switch of the pod (hosts in group ``switches``)."""
     return {h: structured_config(model, h, options) for h, info in sorted((model.get("hosts") or {}).items())
             if "switches" in (info.get("groups") or [])}
+
+
+def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
+                host_pfc_priority: int = ROCE_PFC_PRIORITY) -> List[Any]:
+    """Host/switch cross-checks for preflight, as ``pod_model.Finding`` objects (one per mismatching NIC):
+
+    - the port MTU the switch will get must hold the host MTU + 18 bytes of headers;
+    - a NIC on a ``roce: lossless`` fabric must land on a port with PFC on the hosts' priority
+      (``host_pfc_priority``), and a port with PFC must face a lossless NIC.
+    Each finding names the switch, the port, the host and the NIC."""
+    try:
+        from ansible.module_utils.pod_model import Finding
+    except ImportError:
+        from pod_model import Finding  # type: ignore
+    out = []
+    for switch, info in sorted((model.get("hosts") or {}).items()):
+        sw = (info.get("vars") or {}).get("switch")
+        if "switches" not in (info.get("groups") or []) or not isinstance(sw, dict) or \
+                sw.get("model") not in SWITCH_MODELS or SWITCH_MODELS[sw["model"]].max_mtu is None:
+            continue
+        cfg = structured_config(model, switch, options)
+        by_port = {c["port"]: c for c in cabled_nics(model, switch)}
+        for port in cfg["interfaces"]:
+            peer = port.get("peer")
+            if not peer or port["name"] not in by_port:
+                continue
+            cab = by_port[port["name"]]
+            path = "nics[%d].switch_port" % cab["index"]
+            who = "%s %s (host %s NIC %s)" % (switch, port["name"], peer["host"], peer["nic"])
+            if peer.get("host_mtu") and port.get("mtu") and peer["host_mtu"] + ETHERNET_OVERHEAD > port["mtu"]:
+                out.append(Finding(peer["host"], "nics", path, "MTU mismatch on %s: host MTU %d + %d bytes of "
+                                   "headers does not fit the port MTU %d" % (who, peer["host_mtu"],
+                                                                             ETHERNET_OVERHEAD, port["mtu"]),
+                                   "raise switch.ports.%s.mtu (or switch.mtu) to at least %d, or lower the host "
+                                   "MTU" % (port["name"], peer["host_mtu"] + ETHERNET_OVERHEAD)))
+            lossless = cab["roce"] == "lossless"
+            prio = (port.get("qos") or {}).get("pfc_priority")
+            if lossless and prio != host_pfc_priority:
+                out.append(Finding(peer["host"], "nics", path, "PFC mismatch on %s: the host uses PFC priority %d, "
+                                   "the switch port %s" % (who, host_pfc_priority,
+                                                           "priority %s" % prio if prio is not None else "no PFC"),
+                                   "set switch_config_options.pfc_priority to %d (the hosts' priority)"
+                                   % host_pfc_priority))
+            elif not lossless and prio is not None and not port.get("channel_group"):
+                out.append(Finding(peer["host"], "nics", path, "PFC mismatch on %s: the port has PFC priority %s "
+                                   "but fabric %s is not lossless" % (who, prio, cab["fabric"]),
+                                   "set roce: lossless on the fabric or take PFC off the port"))
+    return out

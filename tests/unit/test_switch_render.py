@@ -168,3 +168,20 @@ def test_filter_plugin_matches_module_utils():
     c = filters.FilterModule().filters()["switch_structured"](mv, "data-sw2")
     assert filters.FilterModule().filters()["switch_render"](c) == render(
         structured_config(pod_model_of("dgxpod"), "data-sw2"))
+
+
+def test_cross_check_passes_on_the_reference_pods():
+    from switch_model import cross_check
+    for pod in REFERENCE:
+        assert cross_check(pod_model_of(pod)) == []
+
+
+def test_cross_check_names_switch_port_host_and_nic():
+    from switch_model import cross_check
+    model = pod_model_of("dgxpod")
+    model["hosts"]["data-sw1"]["vars"]["switch"]["ports"] = {"Ethernet1/1": {"mtu": 9000}}
+    found = cross_check(model)
+    assert len(found) == 1 and found[0].host == "DGX1-1" and found[0].path == "nics[0].switch_port"
+    assert "data-sw1 Ethernet1/1 (host DGX1-1 NIC enp5s0)" in found[0].message and "9018" in found[0].fix
+    pfc = cross_check(pod_model_of("dgxpod"), {"pfc_priority": 4})
+    assert len(pfc) == 52 and "host uses PFC priority 3, the switch port priority 4" in pfc[0].message
