@@ -35,6 +35,12 @@ options:
     description: Directory of RA profile files (C(<name>.yml)); C(pod.ra_profile) must name one.
     type: path
     required: true
+  pfc_priority:
+    description:
+      - The PFC no-drop priority the DGX hosts use on RoCE-lossless fabrics (C(dgx_network_pfc_priority)).
+        Every switch port facing such a NIC must have PFC on this priority.
+    type: int
+    default: 3
   fail_on_warnings:
     description: Treat warnings as errors.
     type: bool
@@ -92,14 +98,19 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.pod_model import errors, model_from_hostvars, validate
 from ansible.module_utils.pod_sources import locate
+from ansible.module_utils.switch_model import cross_check
 
 
-def run(hosts, inventory_sources, profiles_dir):
+def run(hosts, inventory_sources, profiles_dir, pfc_priority=3):
     """Validate; return (findings, summary). Pure apart from reading inventory and profile files."""
     profiles = sorted(os.path.splitext(os.path.basename(p))[0]
                       for p in glob.glob(os.path.join(profiles_dir, "*.yml")))
     model = model_from_hostvars(hosts)
     findings = validate(model, profiles)
+    if not errors(findings):
+        # host/switch QoS agreement needs a sound model (it derives each switch's config); MTU is checked
+        # above already, so only the PFC findings are added here
+        findings += [f for f in cross_check(model, None, pfc_priority) if f.message.startswith("PFC mismatch")]
     for f in findings:
         groups = (hosts.get(f.host) or {}).get("group_names") or [] if f.host else []
         f.source = locate(inventory_sources, f.host, groups, f.var, f.path)
@@ -124,13 +135,14 @@ def main():
             inventory_sources=dict(type="list", elements="path", default=[]),
             profiles_dir=dict(type="path", required=True),
             fail_on_warnings=dict(type="bool", default=False),
+            pfc_priority=dict(type="int", default=3),
         ),
         supports_check_mode=True,
     )
     p = module.params
     if not os.path.isdir(p["profiles_dir"]):
         module.fail_json(msg="profiles_dir %s is not a directory" % p["profiles_dir"])
-    findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"])
+    findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"], p["pfc_priority"])
     errs = errors(findings)
     warns = [f for f in findings if f.severity != "error"]
     result = dict(changed=False, findings=[f.as_dict() for f in findings], errors=len(errs),

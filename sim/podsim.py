@@ -686,6 +686,39 @@ def wait_tcp(addrs: list[tuple[str, int]], timeout: float) -> list[tuple[str, in
     return pending
 
 
+# --------------------------------------------------------------------------- fake switches
+
+FAKE_SWITCH_BASE_PORT = 8220  # sim-swN listens on 127.0.0.1:(8220 + N); inventories/sim/group_vars/switches.yml
+
+
+def fake_switch_args(paths: Paths, pod: pm.Pod) -> list[str]:
+    sw_dir = os.path.join(paths.root, "switches")
+    args = [sys.executable, "-m", "sim.fakeswitch", "--state-dir", sw_dir, "--ready-file",
+            os.path.join(sw_dir, "ready.json")]
+    for name in pm.SWITCHES:
+        args += ["--switch", "%s=eos:%d" % (name, FAKE_SWITCH_BASE_PORT + int(name.rsplit("sw", 1)[1]))]
+    return args
+
+
+def ensure_fake_switches(st: State, paths: Paths, pod: pm.Pod, actions: list[str]) -> None:
+    """One fake switch SSH server process (asyncssh, sim/fakeswitch) serving every switch of the pod on
+    127.0.0.1, recorded like the nodes' daemons; its config state persists in the state dir across ups."""
+    rec = st.data.get("fakeswitch")
+    if alive(rec):
+        return
+    os.makedirs(os.path.join(paths.root, "switches"), exist_ok=True)
+    logf = open(os.path.join(paths.root, "switches", "fakeswitch.log"), "a")
+    p = subprocess.Popen(fake_switch_args(paths, pod), cwd=REPO, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                         start_new_session=True, close_fds=True)
+    st.data["fakeswitch"] = record(p.pid)
+    ports = [("127.0.0.1", FAKE_SWITCH_BASE_PORT + int(n.rsplit("sw", 1)[1])) for n in pm.SWITCHES]
+    late = wait_tcp(ports, 20)
+    if late:
+        die("fake switch server not listening after 20 s on %s (see %s/switches/fakeswitch.log)" % (
+            ", ".join("%s:%d" % a for a in late), paths.root))
+    actions.append("started fake switches %s (pid %d)" % (", ".join(pm.SWITCHES), p.pid))
+
+
 # --------------------------------------------------------------------------- verbs
 
 def require_root() -> None:
@@ -840,6 +873,8 @@ def cmd_up(args) -> int:
         for n in pod.all_nodes:
             if default_routes(n.name):
                 die("node %s has a default route; the simulator never adds one" % n.name)
+        ensure_fake_switches(st, paths, pod, actions)
+        st.save()
         inv = inventory_path()
         text = pm.render_inventory(pod)
         old = open(inv).read() if os.path.exists(inv) else None
@@ -892,6 +927,10 @@ def cmd_down(args) -> int:
     with Lock(paths):
         st = State(paths)
         problems += stop_nodes(st, sorted(st.members), paths)
+        if st.data.get("fakeswitch"):
+            problems += ["fake switch server pid %d did not stop" % r["pid"]
+                         for r in signal_recorded([st.data["fakeswitch"]])]
+            st.data.pop("fakeswitch", None)
         foreign = foreign_namespaces(st)
         if foreign:
             # another pod is alive: its bridges and veths are left alone too

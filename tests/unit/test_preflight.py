@@ -244,3 +244,18 @@ def test_generated_simulator_inventories_pass(tmp_path, nodes, storage):
     findings, summary = preflight(str(inv))
     assert texts(findings) == []
     assert summary["hosts"]["dgx"] == nodes and summary["hosts"]["storage"] == storage
+
+
+def test_host_switch_pfc_priority_mismatch_is_rejected():
+    """Hosts on priority 4 but the switches' lossless ports on 3: named per switch, port, host and NIC."""
+    import pod_preflight
+    from inventory_util import PROFILES, hostvars
+    inv = os.path.join(ROOT, "inventories", "dgxpod")
+    findings, _ = pod_preflight.run(hostvars(inv), [inv], PROFILES, pfc_priority=4)
+    pfc = [f for f in findings if f.message.startswith("PFC mismatch")]
+    assert len(pfc) == 9 * 4 + 8 * 2, [f.format() for f in pfc][:3]  # every DGX data NIC and Isilon port
+    one = next(f for f in pfc if f.host == "DGX1-1" and f.path == "nics[0].switch_port")
+    assert "data-sw1" in one.message and "Ethernet1/1" in one.message and "enp5s0" in one.message
+    assert one.source.endswith("host_vars/DGX1-1.yml:%s" % one.source.rsplit(":", 1)[1])
+    clean, _ = pod_preflight.run(hostvars(inv), [inv], PROFILES, pfc_priority=3)
+    assert texts(clean) == []
