@@ -63,8 +63,10 @@ results:
   elements: dict
 """
 
+import os
 import re
 import socket
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
@@ -92,13 +94,20 @@ def main():
     p = module.params
     ping = module.get_bin_path("ping", required=True)
     me = socket.gethostname()
+    env = dict(os.environ, LC_ALL="C")  # ping's summary lines are parsed
 
     def one(t):
         size = int(t["mtu"]) - 28  # IPv4 header 20 + ICMP header 8
         cmd = [ping, "-M", "do", "-s", str(size), "-c", str(p["count"]), "-W", str(p["timeout"]),
                "-i", "0.2", "-I", t["nic"], t["address"]]
-        rc, out, err = module.run_command(cmd, check_rc=False)
-        text = out + err
+        # subprocess, not module.run_command: run_command swaps process-wide state (environment, locale)
+        # around each call and is not safe from several threads - at 16 nodes it returned cut-off output
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                 timeout=p["count"] * (p["timeout"] + 1) + 5)
+            rc, text = res.returncode, res.stdout + res.stderr
+        except subprocess.TimeoutExpired as exc:
+            rc, text = -1, "ping did not finish in %ss" % exc.timeout
         m = re.search(r"(\d+) received", text)
         ok = rc == 0 and m is not None and int(m.group(1)) > 0
         return dict(t, ok=ok, detail=summarise(text))
