@@ -51,6 +51,18 @@ def main() -> None:
     t, out = timed([os.path.join(VENV_BIN, "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit"])
     rows.append(("unit tests", "-", t, out.strip().splitlines()[-1]))
     timed([podsim, "down"])
+    try:
+        measure_sizes(args, podsim, rows)
+    finally:  # leave the committed default-size inventory in place, even when a step failed
+        subprocess.run([podsim, "down"], cwd=ROOT, capture_output=True)
+        inv = subprocess.run([podsim, "inventory", "--nodes", "4", "--storage", "2"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+        with open(os.path.join(ROOT, "inventories", "sim", "hosts.yml"), "w", encoding="utf-8") as fh:
+            fh.write(inv)
+    write_report(args, rows)
+
+
+def measure_sizes(args, podsim, rows) -> None:
     for n in args.nodes:
         t, _ = timed([podsim, "up", "--nodes", str(n), "--storage", str(args.storage)])
         rows.append(("sim up (from nothing)", n, t, ""))
@@ -64,10 +76,9 @@ def main() -> None:
         rows.append(("validate.yml", n, t, ""))
         t, _ = timed([podsim, "down"])
         rows.append(("sim down", n, t, ""))
-    # leave the default-size inventory in place
-    _t, inv = timed([podsim, "inventory", "--nodes", "4", "--storage", "2"])
-    with open(os.path.join(ROOT, "inventories", "sim", "hosts.yml"), "w", encoding="utf-8") as fh:
-        fh.write(inv)
+
+
+def write_report(args, rows) -> None:
     lines = [
         "# Benchmarks",
         "",
