@@ -130,20 +130,18 @@ def ping_targets(host: str, hostvars: Dict[str, Dict[str, Any]], groups: Dict[st
                  pod: Dict[str, Any], group: str = "dgx") -> List[Dict[str, Any]]:
     """Full-MTU ping targets for ``host``: every other member of ``group`` on every Ethernet data fabric
     (fabrics that carry compute or storage) that both have a NIC on. MTU = the smaller of the two NICs'."""
-    fabrics = fabrics_by_name(pod)
     mine = {n["fabric"]: n for n in nic_plan(hostvars[host].get("nics") or [], pod)
             if n["kind"] == "ethernet" and set(n["carries"]) & {"compute", "storage"}}
     targets = []
     for peer in groups.get(group, []):
         if peer == host:
             continue
-        for pn in hostvars[peer].get("nics") or []:
+        for pn in nic_plan(hostvars[peer].get("nics") or [], pod):
             local = mine.get(pn["fabric"])
             if local is None:
                 continue
-            peer_mtu = int(pn.get("mtu") or fabrics[pn["fabric"]]["mtu"])
             targets.append({"nic": local["name"], "fabric": pn["fabric"], "peer": peer,
-                            "address": pn["address"], "mtu": min(local["mtu"], peer_mtu)})
+                            "address": pn["address"], "mtu": min(local["mtu"], pn["mtu"])})
     return targets
 
 
