@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic, rdma_problems  # noqa: E402
 from pod_derive import link_layer_mismatch, unsupported_port_modes  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
+from storage_plan import mount_plan  # noqa: E402
 
 
 def pod_model_vars(host_names, hostvars):
@@ -53,6 +54,12 @@ def pod_ping_targets(host, hostvars, groups, pod):
     return ping_targets(host, {h: hostvars[h] for h in groups.get("dgx", [])}, groups, pod)
 
 
+def pod_nfs_mount_plan(host, hostvars, groups, pod, profile_nfs=None, client="kernel"):
+    """The NFS scripts + data mounts of one DGX (module_utils/storage_plan.py, docs/nfs-client.md)."""
+    model = {h: hostvars[h] for h in list(groups.get("dgx", [])) + list(groups.get("storage", []))}
+    return mount_plan(host, model, groups, pod, profile_nfs or {}, client)
+
+
 def pod_pfc_bit(index, priority):
     """1 if ``index`` is the PFC priority, else 0 (builds mlnx_qos's --pfc vector)."""
     return 1 if int(index) == int(priority) else 0
@@ -79,4 +86,5 @@ class FilterModule:
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets, "pod_pfc_bit": pod_pfc_bit,
                 "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,
-                "pod_unsupported_port_modes": pod_unsupported_port_modes}
+                "pod_unsupported_port_modes": pod_unsupported_port_modes,
+                "pod_nfs_mount_plan": pod_nfs_mount_plan}

@@ -160,6 +160,11 @@ STORAGE_SCHEMA: Schema = {
     "scripts_mount": Field("str"),
     "data_mount_prefix": Field("str"),
     "data_mounts": Field("int", minimum=1, maximum=256),
+    "scripts_options": Field("str", hint="mount options of the scripts mount (default: the RA profile's)"),
+    "data_options": Field("str", hint="mount options of the data mounts (default: the RA profile's)"),
+    "nconnect": Field("int", minimum=1, maximum=16, hint="TCP connections per NFS mount (Linux >= 5.3)"),
+    "fsc": Field("bool", hint="FS-Cache for the NFS mounts (adds fsc, runs cachefilesd)"),
+    "scripts_server": Field("ipv4", hint="storage address of the scripts mount (default: the first one)"),
 }
 POD_SCHEMA: Schema = {
     "name": Field("str", True),

@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "module_utils"))
 sys.path.insert(0, os.path.join(ROOT, "library"))
 # Modules import their helpers as ansible.module_utils.<name>; map them to the project's copies.
-for _name in ("pod_model", "pod_sources", "switch_model"):
+for _name in ("pod_model", "pod_sources", "switch_model", "pod_derive", "storage_plan"):
     sys.modules.setdefault("ansible.module_utils." + _name, importlib.import_module(_name))
 
 

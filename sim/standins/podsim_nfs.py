@@ -19,6 +19,7 @@ no-op) and statfs reports fixed numbers.  One NFS connection per mount, served s
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
 import sys
@@ -48,6 +49,62 @@ def parse_options(opts: str) -> tuple[dict, int]:
     return kw, version
 
 
+TABLE = "/run/podsim-nfs/mounts"
+
+
+def kernel_line(url: str, mountpoint: str, opts: str) -> str:
+    """The line the kernel NFS client would put in /proc/mounts for this mount (real format, e.g.
+    `10.55.66.211:/ifs /mnt/isilon1 nfs rw,relatime,vers=3,rsize=524288,...,addr=10.55.66.211`)."""
+    server, _, export = url[len("nfs://"):].partition("/")
+    given = {}
+    for o in filter(None, (opts or "").split(",")):
+        k, sep, v = o.partition("=")
+        given[k] = v if sep else None
+    v4 = (given.get("vers") or given.get("nfsvers") or "3").startswith("4")
+    out = ["ro" if "ro" in given else "rw", "relatime",
+           "vers=" + ("4.2" if v4 else "3"),
+           "rsize=" + (given.get("rsize") or "1048576"), "wsize=" + (given.get("wsize") or "1048576"),
+           "namlen=255", "soft" if "soft" in given else "hard"]
+    if "fsc" in given:
+        out.append("fsc")
+    if "nolock" in given and not v4:
+        out.append("nolock")
+    out.append("proto=" + (given.get("proto") or "tcp"))
+    if given.get("nconnect"):
+        out.append("nconnect=" + given["nconnect"])
+    out += ["timeo=" + (given.get("timeo") or "600"), "retrans=" + (given.get("retrans") or "2"), "sec=sys"]
+    if not v4:
+        out += ["mountaddr=" + server, "mountvers=3", "mountport=20048", "mountproto=tcp",
+                "local_lock=" + ("all" if "nolock" in given else "none")]
+    else:
+        out.append("local_lock=none")
+    out.append("addr=" + server)
+    return "%s:/%s %s %s %s 0 0" % (server, export, _esc(mountpoint), "nfs4" if v4 else "nfs", ",".join(out))
+
+
+def record(mountpoint: str, line, table: str = TABLE) -> None:
+    """Add (line) or drop (line=None) this mount point's entry in the stand-in's mount table."""
+    os.makedirs(os.path.dirname(table), exist_ok=True)
+    with open(table + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        key = [_esc(mountpoint)]
+        try:
+            with open(table) as f:
+                lines = [x for x in f.read().splitlines() if x.split()[1:2] != key]
+        except FileNotFoundError:
+            lines = []
+        if line:
+            lines.append(line)
+        tmp = table + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("".join(x + "\n" for x in lines))
+        os.replace(tmp, table)
+
+
+def _esc(path: str) -> str:
+    return path.replace("\\", "\\134").replace(" ", "\\040")
+
+
 def _check(ret: int) -> int:
     if isinstance(ret, int) and ret < 0:
         raise fuse.FuseOSError(-ret)
@@ -55,8 +112,10 @@ def _check(ret: int) -> int:
 
 
 class NfsFS(fuse.Operations):
-    def __init__(self, url: str, version: int = 3):
+    def __init__(self, url: str, version: int = 3, mountpoint: str = "", opts: str = ""):
         self.url = url
+        self.mountpoint = os.path.abspath(mountpoint) if mountpoint else ""
+        self.opts = opts
         if version == 4 and "version=" not in url:
             url += ("&" if "?" in url else "?") + "version=4"
         self.nfs = L.nfs_init_context()
@@ -71,6 +130,21 @@ class NfsFS(fuse.Operations):
         self.fhs: dict[int, object] = {}
         self.next_fh = 1
         self.lock = threading.Lock()
+
+    # -- mount table (what the kernel client would show in /proc/mounts)
+    def init(self, path):
+        if self.mountpoint:
+            try:
+                record(self.mountpoint, kernel_line(self.url, self.mountpoint, self.opts))
+            except OSError:
+                pass
+
+    def destroy(self, path):
+        if self.mountpoint:
+            try:
+                record(self.mountpoint, None)
+            except OSError:
+                pass
 
     # -- helpers
     def _new_fh(self, handle) -> int:
@@ -231,7 +305,7 @@ def main(argv: list[str]) -> int:
     url, mountpoint = args
     kw, version = parse_options(opts)
     try:
-        fs = NfsFS(url, version)
+        fs = NfsFS(url, version, mountpoint, opts.strip(","))
     except OSError as e:
         sys.stderr.write("podsim-nfs: %s\n" % e.strerror)
         return 32

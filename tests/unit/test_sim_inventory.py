@@ -115,7 +115,7 @@ def test_static_group_vars():
         assert f["subnet"] == pm.FABRICS[f["name"]].subnet
     assert pod["storage"]["export"] == "/ifs"
     assert load(os.path.join(INV, "group_vars", "dgx.yml")) == {
-        "dgx_model": "dgx1", "dgx_network_sysfs_root": "/etc/podsim/sysfs"}
+        "dgx_model": "dgx1", "dgx_network_sysfs_root": "/etc/podsim/sysfs", "nfs_client_type": "podsim-fuse"}
     conn = load(os.path.join(INV, "group_vars", "all", "connection.yml"))
     assert conn["ansible_user"] == "root"
     assert "StrictHostKeyChecking=yes" in conn["ansible_ssh_common_args"]

@@ -1,0 +1,211 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module: prove a DGX's NFS mounts are the planned ones and that data moves through them."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pod_nfs_verify
+short_description: Check the planned NFS mounts are mounted as planned and readable (read-only check)
+description:
+  - For every planned mount - from the C(pod_nfs_mount_plan) filter - checks that it is in
+    C(/proc/mounts) from the planned storage address with the planned options.
+  - Then moves data. Through the scripts mount (the first mount of kind C(scripts)) it writes a probe
+    file of I(probe_size) random bytes, flushes it, reads it back and compares. Through every data
+    mount that serves the same export it reads that file and compares - all mounts of one Isilon /
+    PowerScale export see one namespace, so this proves each storage address serves the same data.
+    Data mounts of another export are listed instead. The probe file is always removed.
+  - Each file operation runs in its own process bounded by I(io_timeout), so a dead server makes its
+    mount fail with a message naming host, mount point and storage IP instead of hanging the run.
+  - Never changes the mounts; returns C(changed=false) (the probe file is temporary).
+version_added: "0.1.0"
+options:
+  mounts:
+    description: The planned mounts (dicts with C(path), C(ip), C(kind), C(export), C(opts), C(fstype)).
+    type: list
+    elements: dict
+    required: true
+  host:
+    description: Inventory name of this host, used in messages and in the probe file's name.
+    type: str
+  io_timeout:
+    description: Seconds one file operation (write, read, list) may take.
+    type: int
+    default: 20
+  probe_size:
+    description: Bytes written and read back through the mounts.
+    type: int
+    default: 1048576
+  fail_on_problems:
+    description: Fail when any mount has a problem (C(false) - just return them, for validate.yml).
+    type: bool
+    default: true
+notes:
+  - Supports check mode (only the C(/proc/mounts) comparison runs; no file is written).
+  - In the simulator the FUSE NFS client stand-in records, per mount, the line the kernel NFS client
+    would show in C(/proc/mounts) (C(/run/podsim-nfs/mounts)); that line is compared instead of the
+    FUSE one. See docs/simulator.md.
+author:
+  - DGX pod toolkit contributors
+"""
+
+EXAMPLES = r"""
+- name: Verify the NFS mounts
+  pod_nfs_verify:
+    mounts: "{{ nfs_client_plan.mounts }}"
+    host: "{{ inventory_hostname }}"
+"""
+
+RETURN = r"""
+results:
+  description: Per planned mount - path, ip, kind, ok, problem (null when ok), and what was done (io).
+  returned: always
+  type: list
+  elements: dict
+problems:
+  description: One line per mount with a problem, naming host, mount point and storage IP.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.storage_plan import check_mounts, effective_mounts
+
+STANDIN_TABLE = "/run/podsim-nfs/mounts"
+
+# Runs in a child process so that a hung NFS call can be abandoned: argv = op, path, [size|digest].
+WORKER = r"""
+import hashlib, os, sys
+op, path = sys.argv[1], sys.argv[2]
+if op == "write":
+    data = os.urandom(int(sys.argv[3]))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data); f.flush(); os.fsync(f.fileno())
+    print(hashlib.sha256(data).hexdigest())
+elif op == "read":
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    print(h.hexdigest())
+elif op == "list":
+    print(len(os.listdir(path)))
+elif op == "remove":
+    os.unlink(path)
+    try:
+        os.rmdir(os.path.dirname(path))
+    except OSError:
+        pass
+"""
+
+
+def io(op, args, timeout):
+    """(ok, output) of one bounded file operation in a child process."""
+    proc = subprocess.Popen([sys.executable, "-c", WORKER, op] + [str(a) for a in args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        try:
+            proc.communicate(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass  # stuck in the kernel on a dead server: abandon it
+        return False, "%s did not finish within %ss" % (op, timeout)
+    if proc.returncode != 0:
+        lines = [x for x in err.strip().splitlines() if x.strip()]
+        return False, lines[-1] if lines else "%s exited %d" % (op, proc.returncode)
+    return True, out.strip()
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            mounts=dict(type="list", elements="dict", required=True),
+            host=dict(type="str"),
+            io_timeout=dict(type="int", default=20),
+            probe_size=dict(type="int", default=1048576),
+            fail_on_problems=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    me = p["host"] or socket.gethostname()
+    plan = p["mounts"]
+    mounted = effective_mounts(read("/proc/mounts"), read(STANDIN_TABLE))
+    results = check_mounts(plan, mounted)
+    by_path = {r["path"]: r for r in results}
+    for r in results:
+        r["io"] = None
+
+    if not module.check_mode:
+        scripts = next((m for m in plan if m.get("kind") == "scripts" and by_path[m["path"]]["ok"]), None)
+        rel = os.path.join(".dgxpod-verify", "%s-%s" % (me, uuid.uuid4().hex[:8]))
+        digest = None
+        if scripts:
+            probe = os.path.join(scripts["path"], rel)
+            ok, out = io("write", [probe, p["probe_size"]], p["io_timeout"])
+            if ok:
+                ok2, out2 = io("read", [probe], p["io_timeout"])
+                if ok2 and out2 == out:
+                    digest = out
+                    by_path[scripts["path"]]["io"] = "wrote, read back and compared %d bytes" % p["probe_size"]
+                else:
+                    by_path[scripts["path"]].update(ok=False, problem="%s from %s: read-back %s" % (
+                        scripts["path"], scripts["ip"], "differs from what was written" if ok2 else "failed: " + out2))
+            else:
+                by_path[scripts["path"]].update(ok=False, problem="%s from %s: write failed: %s" % (
+                    scripts["path"], scripts["ip"], out))
+
+        def read_one(m):
+            r = by_path[m["path"]]
+            if digest and m.get("export") == scripts.get("export"):
+                ok, out = io("read", [os.path.join(m["path"], rel)], p["io_timeout"])
+                if ok and out == digest:
+                    r["io"] = "read the probe file and compared"
+                else:
+                    r.update(ok=False, problem="%s from %s: reading the probe file written through %s %s" % (
+                        m["path"], m["ip"], scripts["path"], "gave other data" if ok else "failed: " + out))
+            else:
+                ok, out = io("list", [m["path"]], p["io_timeout"])
+                if ok:
+                    r["io"] = "listed %s entries" % out
+                else:
+                    r.update(ok=False, problem="%s from %s: listing failed: %s" % (m["path"], m["ip"], out))
+
+        data = [m for m in plan if m.get("kind") == "data" and by_path[m["path"]]["ok"]]
+        try:
+            # all data mounts at once: a dead server costs one io_timeout, not one per mount
+            with ThreadPoolExecutor(max_workers=max(1, min(32, len(data)))) as pool:
+                list(pool.map(read_one, data))
+        finally:
+            if scripts:
+                io("remove", [os.path.join(scripts["path"], rel)], p["io_timeout"])
+
+    problems = ["%s: %s" % (me, r["problem"]) for r in results if not r["ok"]]
+    out = dict(changed=False, results=results, problems=problems)
+    if problems and p["fail_on_problems"]:
+        module.fail_json(msg="%d of %d NFS mount(s) not as planned: %s" % (len(problems), len(results),
+                                                                         "; ".join(problems)), **out)
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()
