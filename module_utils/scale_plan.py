@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ansible.module_utils.scale_parsers import effective_config, same_node
+try:
+    from ansible.module_utils.scale_parsers import effective_config, same_node
+except ImportError:  # imported with module_utils/ on sys.path (filter_plugins, unit tests)
+    from scale_parsers import effective_config, same_node  # type: ignore[no-redef]
 
 LICENSES = ("client", "fpo", "server")
 
