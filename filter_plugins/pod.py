@@ -10,6 +10,7 @@ from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_
 from pod_derive import link_layer_mismatch, unsupported_port_modes  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
 from storage_plan import mount_plan  # noqa: E402
+from scale_plan import verbs_ports  # noqa: E402
 
 
 def pod_model_vars(host_names, hostvars):
@@ -25,6 +26,12 @@ def pod_model_vars(host_names, hostvars):
                 entry[key] = hv[key]
         out[name] = entry
     return out
+
+
+def pod_scale_verbs_ports(nics, pod, port=1):
+    """Spectrum Scale verbsPorts entries ['mlx5_0/1', ...]: the host's NICs with an RDMA device on InfiniBand
+    fabrics that carry storage (module_utils/scale_plan.verbs_ports)."""
+    return verbs_ports(nics or [], (pod or {}).get("fabrics") or [], int(port))
 
 
 def pod_nic_plan(nics, pod):
@@ -87,4 +94,5 @@ class FilterModule:
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets, "pod_pfc_bit": pod_pfc_bit,
                 "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,
                 "pod_unsupported_port_modes": pod_unsupported_port_modes,
-                "pod_nfs_mount_plan": pod_nfs_mount_plan}
+                "pod_nfs_mount_plan": pod_nfs_mount_plan,
+                "pod_scale_verbs_ports": pod_scale_verbs_ports}

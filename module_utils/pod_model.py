@@ -154,6 +154,12 @@ FABRIC_SCHEMA: Schema = {
     "roce": Field("str", choices=("none", "lossless")),
     "ipoib_mode": Field("str", choices=("datagram", "connected")),
 }
+SCALE_SCHEMA: Schema = {
+    "cluster_name": Field("str", True, hint="the Spectrum Scale cluster name mmlscluster shows on the storage nodes"),
+    "contact_node": Field("str", True, hint="an inventory host in group 'storage' that is already a cluster member"),
+    "filesystems": Field("list", item=Field("str"), hint="Scale file system (device) names; default [export]"),
+    "verbs_port": Field("int", minimum=1, maximum=2),
+}
 STORAGE_SCHEMA: Schema = {
     "protocol": Field("str", True, ("nfs", "spectrum-scale")),
     "export": Field("str", True, hint="/ifs for Isilon, the file system name for Spectrum Scale"),
@@ -165,6 +171,7 @@ STORAGE_SCHEMA: Schema = {
     "nconnect": Field("int", minimum=1, maximum=16, hint="TCP connections per NFS mount (Linux >= 5.3)"),
     "fsc": Field("bool", hint="FS-Cache for the NFS mounts (adds fsc, runs cachefilesd)"),
     "scripts_server": Field("ipv4", hint="storage address of the scripts mount (default: the first one)"),
+    "scale": Field("dict", schema=SCALE_SCHEMA),
 }
 POD_SCHEMA: Schema = {
     "name": Field("str", True),
@@ -726,6 +733,21 @@ def _check_storage(storage: Any, usable: Dict[str, Dict[str, Any]], fabrics: Dic
         if isinstance(value, str) and not value.startswith("/"):
             out.append(Finding(host, "pod", "pod.storage." + key, "'%s' is not an absolute path" % value,
                                "use an absolute mount point such as /mnt/isilon"))
+    scale = storage.get("scale")
+    if storage.get("protocol") == "spectrum-scale":
+        if not isinstance(scale, dict):
+            out.append(Finding(host, "pod", "pod.storage", "protocol spectrum-scale needs pod.storage.scale",
+                               "add scale: {cluster_name: <cluster>, contact_node: <storage host in the cluster>}"))
+        elif isinstance(scale.get("contact_node"), str) and scale["contact_node"] not in usable:
+            out.append(Finding(host, "pod", "pod.storage.scale.contact_node", "'%s' is not a host in this inventory"
+                               % scale["contact_node"], "name a host of group 'storage' that is a cluster member"))
+        elif isinstance(scale.get("contact_node"), str) and usable[scale["contact_node"]]["role"] != "storage":
+            out.append(Finding(host, "pod", "pod.storage.scale.contact_node", "'%s' is in group '%s', not 'storage'"
+                               % (scale["contact_node"], usable[scale["contact_node"]]["role"]),
+                               "name a host of group 'storage' that is a cluster member"))
+    elif scale is not None:
+        out.append(Finding(host, "pod", "pod.storage.scale", "set, but protocol is '%s'" % storage.get("protocol"),
+                           "remove scale or set protocol: spectrum-scale", severity="warning"))
     if fabrics and not storage_fabrics:
         out.append(Finding(host, "pod", "pod.fabrics", "no fabric carries storage traffic",
                            "add 'storage' to the carries list of the fabric(s) storage is reached over"))

@@ -259,3 +259,28 @@ def test_host_switch_pfc_priority_mismatch_is_rejected():
     assert one.source.endswith("host_vars/DGX1-1.yml:%s" % one.source.rsplit(":", 1)[1])
     clean, _ = pod_preflight.run(hostvars(inv), [inv], PROFILES, pfc_priority=3)
     assert texts(clean) == []
+
+
+# --- Spectrum Scale keys (pod.storage.scale) on the 000 (ESS 3000) inventory
+ESS_POD = "group_vars/all/pod.yml"
+
+
+@pytest.mark.parametrize("change,want_key,want_msg,want_fix", [
+    (lambda d: [d["pod"]["storage"].pop("scale")] and None, "pod.storage",
+     "protocol spectrum-scale needs pod.storage.scale", "contact_node"),
+    (lambda d: d["pod"]["storage"]["scale"].update(contact_node="ess9z"), "pod.storage.scale.contact_node",
+     "'ess9z' is not a host in this inventory", "group 'storage'"),
+    (lambda d: d["pod"]["storage"]["scale"].update(contact_node="dgx1-1"), "pod.storage.scale.contact_node",
+     "'dgx1-1' is in group 'dgx', not 'storage'", "cluster member"),
+    (lambda d: [d["pod"]["storage"]["scale"].pop("cluster_name")] and None, "pod.storage.scale.cluster_name",
+     "required", ""),
+])
+def test_scale_model_checks(tmp_path, change, want_key, want_msg, want_fix):
+    inv = copy_inventory("dgx-ess3000", str(tmp_path))
+    findings, _ = preflight(inv)
+    assert not [f for f in findings if f.severity == "error" and "scale" in f.key()], texts(findings)
+    edit_yaml(os.path.join(inv, ESS_POD), change)
+    findings, _ = preflight(inv)
+    match = [f for f in findings if f.severity == "error" and f.key() == want_key and want_msg in f.message]
+    assert match, "no error for %s with %r; got:\n%s" % (want_key, want_msg, "\n".join(texts(findings)))
+    assert want_fix in match[0].fix

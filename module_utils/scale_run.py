@@ -1,0 +1,33 @@
+# -*- coding: utf-8 -*-
+"""Run Spectrum Scale commands with a time limit (shared by the scale_* modules).
+
+AnsibleModule.run_command has no timeout; an mm command that waits on an unreachable node would hold
+the play forever. These helpers run it with subprocess and a bound, and say which command timed out.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import List, Optional, Tuple
+
+
+def find_tool(bin_dir: str, tool: str) -> Optional[str]:
+    """``bin_dir/tool`` if it exists (Scale installs to /usr/lpp/mmfs/bin, not on PATH), else PATH."""
+    path = os.path.join(bin_dir or "", tool)
+    if bin_dir and os.access(path, os.X_OK):
+        return path
+    return shutil.which(tool)
+
+
+def run_mm(bin_dir: str, argv: List[str], timeout: float) -> Tuple[int, str, str]:
+    """(rc, stdout, stderr); rc 127 when the tool is not installed, 124 when it ran out of time."""
+    exe = find_tool(bin_dir, argv[0])
+    if exe is None:
+        return 127, "", "%s: not found in %s or on PATH (Spectrum Scale not installed?)" % (argv[0], bin_dir)
+    try:
+        res = subprocess.run([exe] + list(argv[1:]), capture_output=True, text=True, timeout=timeout,
+                             stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired:
+        return 124, "", "'%s' did not finish within %ss" % (" ".join(argv), timeout)
+    return res.returncode, res.stdout, res.stderr
