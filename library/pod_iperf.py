@@ -14,7 +14,7 @@ description:
   - I(role=server), I(state=stopped) stops the server given by I(pid), and any other iperf3 server on
     I(port) (found in C(/proc)); safe to call when none runs. Playbooks call it in an C(always) block.
   - I(role=client) runs C(iperf3 -c <server> -B <bind> -p <port> -P <streams> -t <duration> -J) (C(-R) with
-    I(reverse): the server sends) bounded by I(timeout) and returns the parsed result (module_utils/iperf_parse).
+    I(reverse) the server sends) bounded by I(timeout) and returns the parsed result (module_utils/iperf_parse).
   - A missing iperf3, a refused connection or a timeout give I(status=error) with a I(reason), not a task
     failure, so the playbook records the test as C(error) and goes on (set I(fail_on_error) to fail instead).
   - Check mode runs nothing and returns the command that would run.

@@ -191,3 +191,27 @@ def progress_line(kind: str, index: int, total: int, seconds_left: float, detail
     if detail:
         text += " (%s)" % detail
     return "%s, about %s left" % (text, format_eta(seconds_left))
+
+
+DGX_GPUS = {"dgx1": 8, "dgx2": 16, "dgxa100": 8, "dgxh100": 8}  # docs/pod-model.md (module_utils/pod_model.py)
+
+
+def perf_context(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Sequence[str],
+                 fabrics: Sequence[Dict[str, Any]], data_mounts: int = 0) -> Dict[str, Any]:
+    """What the evaluation needs from the model: per-DGX storage link capacity, mounts and GPUs, the
+    storage side's node count and front-end link capacity, and the sizing inputs.
+
+    hosts: {host: {nics, dgx_model, gpus}}; storage fabrics are those that carry storage."""
+    st_fabrics = {f["name"] for f in fabrics if "storage" in (f.get("carries") or [])}
+    nodes = {}
+    total_gpus = 0
+    for h in dgx:
+        hv = hosts.get(h) or {}
+        gpus = int(hv.get("gpus") or DGX_GPUS.get(str(hv.get("dgx_model")), 8))
+        total_gpus += gpus
+        link = sum(float(n.get("speed") or 0) for n in hv.get("nics") or [] if n.get("fabric") in st_fabrics)
+        nodes[h] = {"storage_link_gbps": link or None, "mounts": int(data_mounts or 0), "gpus": gpus}
+    st_link = sum(float(n.get("speed") or 0) for h in storage for n in (hosts.get(h) or {}).get("nics") or []
+                  if n.get("fabric") in st_fabrics)
+    return {"nodes": nodes, "storage": {"nodes": len(storage), "link_gbps": st_link or None},
+            "sizing": {"gpus": total_gpus, "dgx": len(dgx), "storage_nodes": len(storage)}}
