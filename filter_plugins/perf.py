@@ -14,11 +14,14 @@ def _model(host_names, hostvars):
 
 
 def pod_iperf_plan(pod, hostvars, groups, storage_iperf=None, base_port=5201):
-    """Rounds of iperf3 tests: DGX tournament per data fabric, then DGX<->storage (storage_iperf: the storage
-    hosts that can run iperf3; default all of group storage)."""
+    """Rounds of iperf3 tests: DGX tournament per data fabric, then DGX<->storage with the storage hosts that can
+    run iperf3 (storage_iperf; default: storage_node.iperf3 true, or the simulator's nfs-ganesha nodes)."""
     dgx, storage = list(groups.get("dgx", [])), list(groups.get("storage", []))
+    if storage_iperf is None:
+        storage_iperf = [h for h in storage if (hostvars[h].get("storage_node") or {}).get(
+            "iperf3", (hostvars[h].get("storage_node") or {}).get("platform") == "nfs-ganesha")]
     return iperf_plan(_model(dgx + storage, hostvars), dgx, storage, pod.get("fabrics") or [], int(base_port),
-                      storage if storage_iperf is None else list(storage_iperf))
+                      list(storage_iperf))
 
 
 def pod_fio_steps(hosts, mode="linear", max_steps=None):
@@ -36,6 +39,7 @@ def pod_perf_context(pod, hostvars, groups):
 
 
 def pod_perf_eta(iperf_rounds_left, iperf_duration, fio_steps_left, fio_seconds_per_step, overhead=5):
+    """Seconds left: {{ rounds_left | pod_perf_eta(iperf_duration, fio_steps_left, fio_seconds_per_step) }}."""
     return eta_seconds(int(iperf_rounds_left), float(iperf_duration), int(fio_steps_left),
                        float(fio_seconds_per_step), float(overhead))
 

@@ -131,3 +131,15 @@ def test_build_results_v2_keeps_v1_checks():
     assert len(sz) == 1 and sz[0]["status"] == "error"  # one node errored in the all-node step
     plain = build_results(base_results(simulated=False), {}, EXP)
     assert plain["summary"] == {"pass": 2, "fail": 0, "skipped": 0, "error": 0} and "measurements" not in plain
+
+
+def test_simulated_relative_threshold_is_looser_but_still_catches_half_rate():
+    perf = sample_perf(slow=None, gbps=20.0, storage_gbps=15.0)
+    tests = perf["iperf"]["tests"]
+    for i, t in enumerate(tests):
+        if "sim-dgx2" in (t["client"], t["server"]) and t["fabric"] == "data-5":
+            tests[i] = dict(t, result=dict(t["result"], received_bps=15e9))  # 75% of its peers
+    real = [c for c in evaluate_iperf(tests, EXP, False) if c["check"] == "iperf_relative" and c["status"] == "fail"]
+    sim = [c for c in evaluate_iperf(tests, EXP, True) if c["check"] == "iperf_relative" and c["status"] == "fail"]
+    assert len(real) == 3 and sim == []
+    assert EXP["network"]["simulated_relative_fraction"]["value"] == 0.65
