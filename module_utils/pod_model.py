@@ -181,6 +181,8 @@ POD_SCHEMA: Schema = {
     "hosts_fabric": Field("str", hint="the fabric whose address host names resolve to, e.g. data-66"),
     "fabrics": Field("list", True, item=FABRIC_SCHEMA),
     "storage": Field("dict", schema=STORAGE_SCHEMA),
+    "validation": Field("dict", hint="expectation overrides and sizing inputs for validate.yml "
+                                     "(expectations, workload, dataset_tb, caches_tb; docs/validation.md)"),
 }
 NIC_SCHEMA: Schema = {
     "name": Field("str", True, hint="the kernel name, e.g. enp5s0"),

@@ -1,0 +1,321 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module: iperf3 server (start/stop) or client (run one test, return parsed JSON)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pod_iperf
+short_description: Run iperf3 between two pod NICs - start/stop a one-off server, or run a client test
+description:
+  - I(role=server), I(state=started) starts C(iperf3 -s -1 -B <bind> -p <port>) detached from the task,
+    wrapped in C(timeout <lifetime>) so that it exits by itself even if nobody stops it, waits until the
+    port listens and returns its I(pid).
+  - I(role=server), I(state=stopped) stops the server given by I(pid), and any other iperf3 server on
+    I(port) (found in C(/proc)); safe to call when none runs. Playbooks call it in an C(always) block.
+  - I(role=client) runs C(iperf3 -c <server> -B <bind> -p <port> -P <streams> -t <duration> -J) (C(-R) with
+    I(reverse) the server sends) bounded by I(timeout) and returns the parsed result (module_utils/iperf_parse).
+  - A missing iperf3, a refused connection or a timeout give I(status=error) with a I(reason), not a task
+    failure, so the playbook records the test as C(error) and goes on (set I(fail_on_error) to fail instead).
+  - Check mode runs nothing and returns the command that would run.
+version_added: "0.2.0"
+options:
+  role:
+    description: C(server) or C(client).
+    type: str
+    choices: [server, client]
+    required: true
+  state:
+    description: Server only - C(started) or C(stopped).
+    type: str
+    choices: [started, stopped]
+    default: started
+  bind:
+    description: Local address to bind (server - listen address; client - source address, selects the NIC).
+    type: str
+  port:
+    description: TCP port of the server.
+    type: int
+    default: 5201
+  pid:
+    description: Server, I(state=stopped) - the pid returned by I(state=started).
+    type: int
+  lifetime:
+    description: Server - seconds after which the server is killed even if never stopped.
+    type: int
+    default: 900
+  server:
+    description: Client - address of the server.
+    type: str
+  streams:
+    description: Client - parallel streams (C(-P)); 004 uses 2.
+    type: int
+    default: 2
+  duration:
+    description: Client - seconds to transmit (C(-t)); 004 uses 300, a quick profile 5-10.
+    type: int
+    default: 10
+  omit:
+    description: Client - seconds of TCP slow start to leave out of the result (C(-O)).
+    type: int
+    default: 0
+  length:
+    description: Client - buffer length (C(-l)); 004 uses 65536.
+    type: str
+  reverse:
+    description: Client - the server sends (C(-R)); used for storage -> DGX tests.
+    type: bool
+    default: false
+  timeout:
+    description: Client - seconds before the client is killed (default duration + omit + 30).
+    type: int
+  iperf3_path:
+    description: iperf3 binary (default - found in PATH).
+    type: str
+  fail_on_error:
+    description: Fail the task when the test could not run (default - return I(status=error)).
+    type: bool
+    default: false
+notes:
+  - Supports check mode - nothing is started or run; I(cmd) shows what would run.
+author:
+  - DGX pod toolkit contributors
+"""
+
+EXAMPLES = r"""
+- name: Start the server on the DGX NIC of this fabric
+  pod_iperf:
+    role: server
+    bind: 198.18.5.12
+    port: 5201
+  register: srv
+
+- name: Run the test, always stop the server
+  block:
+    - name: Client on the peer
+      pod_iperf:
+        role: client
+        bind: 198.18.5.11
+        server: 198.18.5.12
+        port: 5201
+        streams: 2
+        duration: 10
+      delegate_to: sim-dgx1
+      register: test
+  always:
+    - name: Stop the server
+      pod_iperf:
+        role: server
+        state: stopped
+        port: 5201
+        pid: "{{ srv.pid | default(omit) }}"
+"""
+
+RETURN = r"""
+status:
+  description: C(ok), C(error) (could not run - see I(reason)) or C(skipped) (check mode).
+  returned: always
+  type: str
+reason:
+  description: Why the test could not run.
+  returned: when status is error
+  type: str
+cmd:
+  description: The command line run (or that would run, in check mode).
+  returned: always
+  type: list
+  elements: str
+pid:
+  description: Server started - pid of the server process (the C(timeout) wrapper, leader of its process group).
+  returned: role=server, state=started
+  type: int
+stopped:
+  description: Server stopped - pids that were signalled.
+  returned: role=server, state=stopped
+  type: list
+  elements: int
+result:
+  description: Client - parsed iperf3 result (sent_bps, received_bps, retransmits, host_cpu_percent,
+    remote_cpu_percent, streams, version, ...; see module_utils/iperf_parse.py).
+  returned: role=client
+  type: dict
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.iperf_parse import parse_iperf3
+from ansible.module_utils.perf_cmd import (iperf_client_argv, iperf_server_argv, is_our_iperf_server,
+                                           listening_ports)
+
+
+def _listening(port):
+    ports = []
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as fh:
+                ports += listening_ports(fh.read())
+        except OSError:
+            continue
+    return port in ports
+
+
+def _cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            return [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def _netns(pid="self"):
+    try:
+        return os.readlink("/proc/%s/ns/net" % pid)
+    except OSError:
+        return None
+
+
+def _servers_on(port):
+    """iperf3 servers on this port in this network namespace. Only this namespace: where hosts share a
+    PID namespace but not the network (containers, the simulator's nodes), another host's server on the
+    same port is not ours to kill."""
+    mine = _netns()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and is_our_iperf_server(_cmdline(int(entry)), port) and _netns(entry) == mine:
+            pids.append(int(entry))
+    return pids
+
+
+def _kill(pids):
+    done = []
+    for pid in pids:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                try:
+                    os.killpg(pid, sig)  # the timeout wrapper leads its own process group
+                except OSError:
+                    os.kill(pid, sig)
+            except OSError:
+                break
+            for _ in range(20):
+                if not os.path.exists("/proc/%d" % pid) or _zombie(pid):
+                    break
+                time.sleep(0.05)
+            else:
+                continue
+            break
+        done.append(pid)
+    return done
+
+
+def _zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def server(module, p, iperf3):
+    if p["state"] == "stopped":
+        if module.check_mode:
+            module.exit_json(changed=False, status="skipped", cmd=[], stopped=[])
+        pids = []
+        if p["pid"] and is_our_iperf_server(_cmdline(p["pid"]), p["port"]):
+            pids.append(p["pid"])  # the timeout wrapper's command line names iperf3 -s -p <port> too
+        pids += [x for x in _servers_on(p["port"]) if x not in pids]
+        stopped = _kill(pids)
+        module.exit_json(changed=bool(stopped), status="ok", cmd=[], stopped=stopped)
+    if not p["bind"]:
+        module.fail_json(msg="bind is required for role=server, state=started")
+    timeout_bin = module.get_bin_path("timeout")
+    argv = iperf_server_argv(iperf3 or "iperf3", p["bind"], p["port"], p["lifetime"], timeout_bin)
+    if module.check_mode:
+        module.exit_json(changed=False, status="skipped", cmd=argv)
+    if not iperf3:
+        module.exit_json(changed=False, status="error", reason="iperf3 is not installed on this host", cmd=argv)
+    if _listening(p["port"]):
+        stale = _servers_on(p["port"])
+        if stale:
+            _kill(stale)  # a server left from an interrupted run
+        if _listening(p["port"]):
+            module.exit_json(changed=False, status="error", cmd=argv,
+                             reason="port %d is already in use on this host" % p["port"])
+    with open(os.devnull, "rb") as nul_in, open(os.devnull, "wb") as nul_out:
+        proc = subprocess.Popen(argv, stdin=nul_in, stdout=nul_out, stderr=nul_out, start_new_session=True,
+                                close_fds=True)
+    for _ in range(100):
+        if _listening(p["port"]):
+            module.exit_json(changed=True, status="ok", cmd=argv, pid=proc.pid)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    _kill([proc.pid])
+    module.exit_json(changed=False, status="error", cmd=argv,
+                     reason="iperf3 server did not start listening on %s:%d (exit %s)"
+                     % (p["bind"], p["port"], proc.poll()))
+
+
+def client(module, p, iperf3):
+    if not p["server"]:
+        module.fail_json(msg="server is required for role=client")
+    argv = iperf_client_argv(iperf3 or "iperf3", p["server"], p["port"], p["bind"], p["streams"], p["duration"],
+                             p["reverse"], p["length"], p["omit"])
+    if module.check_mode:
+        module.exit_json(changed=False, status="skipped", cmd=argv, result={})
+    if not iperf3:
+        return {"status": "error", "reason": "iperf3 is not installed on this host", "cmd": argv, "result": {}}
+    limit = p["timeout"] or (p["duration"] + p["omit"] + 30)
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=limit, env=dict(os.environ, LC_ALL="C"))
+        out, rc, err = res.stdout, res.returncode, res.stderr
+    except subprocess.TimeoutExpired:
+        return {"status": "error", "cmd": argv, "result": {},
+                "reason": "iperf3 client to %s:%d did not finish in %ds" % (p["server"], p["port"], limit)}
+    parsed = parse_iperf3(out)
+    if parsed["status"] != "ok":
+        reason = parsed["error"] or (err.strip() or "iperf3 exited %d" % rc)
+        return {"status": "error", "reason": "iperf3 %s -> %s:%d: %s" % (p["bind"] or "", p["server"], p["port"],
+                                                                       reason), "cmd": argv, "result": parsed}
+    return {"status": "ok", "cmd": argv, "result": parsed}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            role=dict(type="str", required=True, choices=["server", "client"]),
+            state=dict(type="str", default="started", choices=["started", "stopped"]),
+            bind=dict(type="str"),
+            port=dict(type="int", default=5201),
+            pid=dict(type="int"),
+            lifetime=dict(type="int", default=900),
+            server=dict(type="str"),
+            streams=dict(type="int", default=2),
+            duration=dict(type="int", default=10),
+            omit=dict(type="int", default=0),
+            length=dict(type="str"),
+            reverse=dict(type="bool", default=False),
+            timeout=dict(type="int"),
+            iperf3_path=dict(type="str"),
+            fail_on_error=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    iperf3 = p["iperf3_path"] or module.get_bin_path("iperf3")
+    if p["iperf3_path"] and not os.access(p["iperf3_path"], os.X_OK):
+        iperf3 = None
+    if p["role"] == "server":
+        server(module, p, iperf3)
+    out = client(module, p, iperf3)
+    if out["status"] == "error" and p["fail_on_error"]:
+        module.fail_json(msg=out["reason"], **out)
+    module.exit_json(changed=False, **out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module: evaluate the measurements and write results.json, report.md, report.html and junit.xml."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pod_report_write
+short_description: Evaluate a validation run and write its four report files
+description:
+  - Takes the results the checks recorded (identity, network, ...; the role pod_report collects them), the
+    performance measurements (iperf3 tests and fio scaling steps, if any) and the RA profile's expectations
+    with the pod's overrides, evaluates every measurement (module_utils/pod_eval.py), and writes
+    C(results.json) (schema version 2, docs/results.md), C(report.md), C(report.html) (self-contained, inline
+    SVG plots) and C(junit.xml) (one testcase per check) into I(dest).
+  - On a simulated pod the first line of every file says so, and absolute RA checks are C(skipped).
+  - Check mode evaluates but writes nothing.
+version_added: "0.2.0"
+options:
+  dest:
+    description: Run directory to write the files into (created if missing).
+    type: path
+    required: true
+  results:
+    description: The collected results document (pod, ra_profile, simulated, finished, checks).
+    type: dict
+    required: true
+  perf:
+    description:
+      - Performance measurements - C(iperf.tests), C(fio.steps), C(nodes), C(storage), C(sizing), C(run)
+        (see module_utils/pod_eval.py build_results). Empty when only identity/network checks ran.
+    type: dict
+    default: {}
+  expectations:
+    description: The RA profile's C(expectations) section.
+    type: dict
+    default: {}
+  overrides:
+    description: The pod's C(pod.validation.expectations) (same layout), merged over I(expectations).
+    type: dict
+    default: {}
+notes:
+  - Supports check mode - nothing is written; the evaluated summary is returned.
+author:
+  - DGX pod toolkit contributors
+"""
+
+EXAMPLES = r"""
+- name: Write the report files
+  pod_report_write:
+    dest: "{{ pod_report_run_dir }}"
+    results: "{{ pod_report_results }}"
+    perf: "{{ pod_perf | default({}) }}"
+    expectations: "{{ (lookup('file', 'profiles/' ~ pod.ra_profile ~ '.yml') | from_yaml).profile.expectations }}"
+    overrides: "{{ pod.validation.expectations | default({}) }}"
+  register: report
+"""
+
+RETURN = r"""
+summary:
+  description: Counts of pass, fail, skipped, error.
+  returned: always
+  type: dict
+problems:
+  description: One line per failed or errored check - "[check host] cause or reason".
+  returned: always
+  type: list
+  elements: str
+files:
+  description: Paths written (empty in check mode).
+  returned: always
+  type: list
+  elements: str
+simulated:
+  description: Whether the pod is simulated.
+  returned: always
+  type: bool
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.pod_eval import build_results, deep_merge
+from ansible.module_utils.report_render import problem_line, render_all
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            dest=dict(type="path", required=True),
+            results=dict(type="dict", required=True),
+            perf=dict(type="dict", default={}),
+            expectations=dict(type="dict", default={}),
+            overrides=dict(type="dict", default={}),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    doc = build_results(p["results"], p["perf"], deep_merge(p["expectations"], p["overrides"]))
+    problems = [problem_line(c) for c in doc["checks"] if c.get("status") in ("fail", "error")]
+    files = []
+    if not module.check_mode:
+        os.makedirs(p["dest"], exist_ok=True)
+        for name, text in render_all(doc).items():
+            path = os.path.join(p["dest"], name)
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+            files.append(path)
+    module.exit_json(changed=bool(files), summary=doc["summary"], problems=problems, files=files,
+                     simulated=bool(doc.get("simulated")))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""iperf3 and fio JSON parsers against outputs of several tool versions (fixtures/perf/README.md)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fio_parse import parse_fio, percentile_key
+from iperf_parse import load_json_document, parse_iperf3
+
+FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "perf")
+
+
+def read(name):
+    with open(os.path.join(FIX, name)) as fh:
+        return fh.read()
+
+
+def test_every_fixture_is_cited():
+    readme = read("README.md")
+    for name in os.listdir(FIX):
+        if name != "README.md":
+            assert "`%s`" % name in readme, name
+
+
+def test_iperf_3_12_loopback_two_streams():
+    r = parse_iperf3(read("iperf3-3.12-debian-loopback-P2.json"))
+    assert r["status"] == "ok" and r["error"] is None and r["version"] == "3.12" and r["protocol"] == "TCP"
+    assert r["streams_requested"] == 2 and len(r["streams"]) == 2
+    assert r["received_bps"] == pytest.approx(sum(s["received_bps"] for s in r["streams"]), rel=1e-3)
+    assert r["sent_bps"] >= r["received_bps"] > 1e9
+    assert r["retransmits"] == sum(s["retransmits"] for s in r["streams"])
+    assert 0 < r["host_cpu_percent"] <= 100 and 0 < r["remote_cpu_percent"] <= 100
+    assert r["local"].startswith("127.0.0.1:") and r["remote"] == "127.0.0.1:15201"
+
+
+def test_iperf_3_9_published():
+    r = parse_iperf3(read("iperf3-3.9-published-tcp.json"))
+    assert r["status"] == "ok" and r["version"] == "3.9"
+    assert r["received_bps"] == pytest.approx(1706646362.29) and r["sent_bps"] == pytest.approx(1707098116.14)
+    assert r["retransmits"] == 540 and r["host_cpu_percent"] == pytest.approx(5.603, rel=1e-3)
+    assert r["duration"] == pytest.approx(10.002443)
+
+
+def test_iperf_3_1_3_udp():
+    r = parse_iperf3(read("iperf3-3.1.3-published-udp.json"))
+    assert r["status"] == "ok" and r["protocol"] == "UDP" and r["retransmits"] is None
+    assert r["lost_percent"] == pytest.approx(0.690276) and r["jitter_ms"] == pytest.approx(0.092)
+    assert r["received_bps"] == pytest.approx(834711189.017 * (1 - 0.00690276))
+
+
+@pytest.mark.parametrize("name,error,version", [
+    ("iperf3-3.12-debian-refused.json", "unable to connect to server: Connection refused", "3.12"),
+    ("iperf3-3.16-published-control-closed.json", "control socket has closed unexpectedly", "3.16"),
+])
+def test_iperf_errors(name, error, version):
+    r = parse_iperf3(read(name))
+    assert r["status"] == "error" and r["error"] == error and r["version"] == version
+    assert r["received_bps"] is None and r["streams"] == []
+
+
+@pytest.mark.parametrize("text,why", [("", "empty output"), ("iperf3: error - unable to connect", "no JSON"),
+                                      ('{"start": {}, "end": {}}', "no end summary")])
+def test_iperf_unusable_output(text, why):
+    r = parse_iperf3(text)
+    assert r["status"] == "error" and why in r["error"]
+
+
+def test_fio_3_33_two_jobs_aggregate():
+    r = parse_fio(read("fio-3.33-debian-read-2jobs.json"))
+    assert r["status"] == "ok" and r["version"] == "fio-3.33" and r["errors"] == []
+    assert [j["name"] for j in r["jobs"]] == ["j0", "j1"]
+    agg = r["aggregate"]["read"]
+    assert agg["bw_bytes"] == pytest.approx(sum(j["read"]["bw_bytes"] for j in r["jobs"]))
+    assert agg["iops"] == pytest.approx(sum(j["read"]["iops"] for j in r["jobs"]))
+    # 1 MiB blocks: bandwidth = IOPS x 1 MiB
+    assert agg["bw_bytes"] == pytest.approx(agg["iops"] * 1048576, rel=0.01)
+    pct = agg["clat_percentiles_ns"]
+    assert pct["p50"] <= pct["p99"] <= pct["p99.9"]
+    assert pct["p99"] == max(j["read"]["clat_percentiles_ns"]["p99"] for j in r["jobs"])
+    assert r["aggregate"]["write"]["bw_bytes"] == 0
+
+
+def test_fio_job_error_with_text_before_json():
+    text = read("fio-3.33-debian-einval.json")
+    assert text.startswith("fio: pid=")
+    r = parse_fio(text)
+    assert r["status"] == "error" and len(r["jobs"]) == 2
+    assert r["errors"] == ["job j0: error 22 (Invalid argument)", "job j1: error 22 (Invalid argument)"]
+
+
+def test_fio_2_usec_kib_and_duplicate_keys():
+    r = parse_fio(read("fio-2.2.10-published-write.json"))
+    w = r["aggregate"]["write"]
+    assert r["status"] == "ok" and r["version"] == "fio-2.2.10"
+    assert w["bw_bytes"] == 62499 * 1024 and w["io_bytes"] == 37500272 * 1024
+    assert w["clat_percentiles_ns"]["p99"] == 8640 * 1000  # usec -> ns
+    assert w["clat_mean_ns"] == pytest.approx(8151.19 * 1000)
+    assert "p0" not in w["clat_percentiles_ns"] and len(w["clat_percentiles_ns"]) == 17
+
+
+def test_fio_3_42_normal_and_json_mixed():
+    r = parse_fio(read("fio-3.42-published-randwrite-mixed-output.txt"))
+    assert r["status"] == "ok" and r["version"] == "fio-3.42-6-g219f"
+    w = r["aggregate"]["write"]
+    assert w["bw_bytes"] == 5096143 and w["iops"] == pytest.approx(1244.18, rel=1e-3)
+    assert w["clat_percentiles_ns"]["p99.99"] == 5537792
+    assert r["aggregate"]["read"]["clat_percentiles_ns"] == {}
+
+
+@pytest.mark.parametrize("text", ["", "fio: failed parsing directory=/x\n", '{"jobs": []}'])
+def test_fio_unusable(text):
+    r = parse_fio(text)
+    assert r["status"] == "error" and r["error"]
+
+
+def test_helpers():
+    assert percentile_key("99.900000") == "p99.9" and percentile_key("50.000000") == "p50"
+    assert percentile_key("0.00") is None and percentile_key("x") is None
+    assert load_json_document('noise {"a": 1} tail') == {"a": 1}
+    with pytest.raises(ValueError):
+        load_json_document("{ broken")

@@ -1,0 +1,145 @@
+"""Evaluation: expectations relative to the model, slow-NIC attribution, simulated rules, RA sizing."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from perf_sample import base_results, profile, sample_perf
+from pod_eval import (SIMULATED_REASON, build_results, deep_merge, evaluate_fio, evaluate_iperf, node_capacity,
+                      sizing)
+
+EXP = profile()["expectations"]
+
+
+def by(checks, name):
+    return [c for c in checks if c["check"] == name]
+
+
+def test_real_pod_one_slow_nic_fails_exactly_its_pairs_and_is_named():
+    perf = sample_perf(gbps=95.0, storage_gbps=38.0)
+    checks = evaluate_iperf(perf["iperf"]["tests"], EXP, simulated=False)
+    failed = [c for c in checks if c["status"] == "fail"]
+    assert {c["check"] for c in failed} == {"iperf", "iperf_relative"}
+    pairs = {frozenset(c["hosts"]) for c in failed}
+    assert all("sim-dgx3" in p for p in pairs) and len(pairs) == 3
+    assert all(c["fabric"] == "data-12" for c in failed)
+    for c in failed:
+        assert "sim-dgx3 enp12s0" in c["cause"] and "cable" in c["cause"]
+    ok = by(checks, "iperf")[0]
+    assert ok["status"] == "pass" and ok["expected"] == pytest.approx(90.0) and ok["unit"] == "Gb/s"
+    assert "0.9 x port rate" in ok["source"]
+    storage = [c for c in by(checks, "iperf") if c["kind"] == "dgx-storage"]
+    assert storage and all(c["expected"] == pytest.approx(36.0) and c["status"] == "pass" for c in storage)
+
+
+def test_simulated_pod_skips_absolute_checks_but_catches_the_slow_nic():
+    perf = sample_perf(gbps=17.0, storage_gbps=12.0)
+    checks = evaluate_iperf(perf["iperf"]["tests"], EXP, simulated=True)
+    assert all(c["status"] == "skipped" and c["reason"] == SIMULATED_REASON and c["expected"] is None
+               for c in by(checks, "iperf"))
+    failed = [c for c in checks if c["status"] == "fail"]
+    assert len(failed) == 3 and all(c["check"] == "iperf_relative" and "sim-dgx3" in c["hosts"] for c in failed)
+
+
+def test_all_links_equal_all_pass_and_errors_are_errors():
+    perf = sample_perf(slow=None, gbps=95.0, storage_gbps=38.0)
+    tests = perf["iperf"]["tests"]
+    tests[0] = dict(tests[0], status="error", reason="unable to connect to server: Connection refused", result={})
+    checks = evaluate_iperf(tests, EXP, simulated=False)
+    errors = [c for c in checks if c["status"] == "error"]
+    assert len(errors) == 2 and "Connection refused" in errors[0]["reason"]
+    assert tests[0]["client_nic"] in errors[0]["reason"]
+    assert all(c["status"] == "pass" for c in checks if c["status"] != "error")
+
+
+def test_a_pair_alone_is_blamed_on_the_path_not_a_nic():
+    perf = sample_perf(slow=None, gbps=95.0, storage_gbps=38.0)
+    tests = perf["iperf"]["tests"]
+    i = next(i for i, t in enumerate(tests) if t["fabric"] == "data-5" and t["kind"] == "dgx-dgx")
+    tests[i] = dict(tests[i], result=dict(tests[i]["result"], received_bps=30e9))
+    failed = [c for c in evaluate_iperf(tests, EXP, simulated=False) if c["status"] == "fail"]
+    assert {c["test"] for c in failed} == {tests[i]["id"]}
+    assert "only this pair is slow" in failed[0]["cause"]
+
+
+def test_threshold_below_fails_at_or_above_passes():
+    perf = sample_perf(slow=None, gbps=90.0, storage_gbps=36.0)
+    assert all(c["status"] == "pass" for c in by(evaluate_iperf(perf["iperf"]["tests"], EXP, False), "iperf"))
+    perf = sample_perf(slow=None, gbps=89.9, storage_gbps=36.0)
+    assert {c["status"] for c in by(evaluate_iperf(perf["iperf"]["tests"], EXP, False), "iperf")
+            if c["kind"] == "dgx-dgx"} == {"fail"}
+
+
+def test_override_changes_the_threshold():
+    exp = deep_merge(EXP, {"network": {"tcp_fraction_of_port_rate": {"value": 0.5}}})
+    assert exp["storage"] == EXP["storage"]
+    perf = sample_perf(gbps=60.0, storage_gbps=30.0, slow=None)
+    checks = by(evaluate_iperf(perf["iperf"]["tests"], exp, False), "iperf")
+    assert all(c["status"] == "pass" and c["source"].startswith("pod override") for c in checks)
+    bare = deep_merge(EXP, {"network": {"tcp_fraction_of_port_rate": 0.5}})
+    assert by(evaluate_iperf(perf["iperf"]["tests"], bare, False), "iperf")[0]["expected"] == 50.0
+
+
+def test_storage_expectation_scales_the_ra_figure_to_the_pods_links():
+    # 001 §3.4: 4,959 MB/s per 40 Gb/s; one DGX with 2 x 100 GbE to storage behind 4 x 40 GbE storage ports:
+    # the storage front end (160 Gb/s) is the bottleneck -> 0.9 x 4,959 x 160/40; capped by storage nodes
+    cap = node_capacity({"storage_link_gbps": 200, "mounts": 16}, 1, {"nodes": 8, "link_gbps": 640}, EXP)
+    assert cap["expected"] == pytest.approx(0.9 * 4959 * 200 / 40)
+    cap = node_capacity({"storage_link_gbps": 200, "mounts": 16}, 4, {"nodes": 8, "link_gbps": 640}, EXP)
+    assert cap["expected"] == pytest.approx(0.9 * 3312 * 8 / 4) and "storage node" in cap["limit"]
+    cap = node_capacity({"storage_link_gbps": 200, "mounts": 2}, 1, {"nodes": 8, "link_gbps": 640}, EXP)
+    assert cap["expected"] == pytest.approx(0.9 * 2 * 2500) and "NFS mount" in cap["limit"]
+
+
+def test_fio_real_and_simulated():
+    perf = sample_perf(node_mbps=1200.0)
+    steps = perf["fio"]["steps"]
+    real = evaluate_fio(steps, perf["nodes"], perf["storage"], EXP, simulated=False)
+    reads = [c for c in by(real, "fio_read") if c["status"] != "error"]
+    assert reads and all(c["status"] == "fail" and "expected" in c["cause"] for c in reads)
+    errors = [c for c in real if c["status"] == "error"]
+    assert {c["check"] for c in errors} == {"fio_read", "fio_relative", "fio_scaling"}
+    assert all("sim-dgx4" in c["reason"] or "sim-dgx4" in c.get("reason", "") for c in errors)
+    sim = evaluate_fio(steps, perf["nodes"], perf["storage"], EXP, simulated=True)
+    assert all(c["status"] == "skipped" for c in by(sim, "fio_read") if c["measured"] is not None)
+    assert {c["status"] for c in by(sim, "fio_relative") if c["step"] in (2, 3)} == {"pass"}
+    slow = copy.deepcopy(steps)
+    slow[2]["results"]["sim-dgx2"]["result"]["aggregate"]["read"]["bw_bytes"] /= 3
+    failed = [c for c in evaluate_fio(slow, perf["nodes"], perf["storage"], EXP, True) if c["status"] == "fail"]
+    assert [(c["check"], c["host"], c["step"]) for c in failed] == [("fio_relative", "sim-dgx2", 3)]
+    assert "median node" in failed[0]["cause"]
+
+
+def test_sizing_matches_the_ra_worked_examples():
+    s = sizing(72, 9, 8, EXP, "training-large-images", dataset_tb=22, caches_tb={"isilon": 2.0})
+    assert s["required_mbps"] == 72 * 300 and s["storage_nodes_needed"] == 8  # 004: 21,600 MB/s -> 8 F800 nodes
+    assert s["cache_hit"] == {"isilon": pytest.approx(2 / 22, abs=1e-4)}
+    s = sizing(72, 9, 8, EXP, "training-small-images")
+    assert s["required_mbps"] == 72 * 90 and s["storage_nodes_needed"] == 3  # 72 / 27 GPUs per F800 node
+    a100 = sizing(32, 4, 4, profile("powerscale-f800-dgxa100")["expectations"])
+    assert a100["storage_nodes_needed"] == 4 and a100["required_mbps"] is None  # 001 §4: 8 A100 per F800 node
+
+
+def test_build_results_v2_keeps_v1_checks():
+    doc = build_results(base_results(), sample_perf(), EXP)
+    assert doc["schema_version"] == 2 and doc["simulated"] is True and doc["notice"].startswith("SIMULATED")
+    assert [c["check"] for c in doc["checks"][:2]] == ["identity", "network"]
+    assert sum(doc["summary"].values()) == len(doc["checks"])
+    assert doc["sizing"]["gpus"] == 32 and "iperf" in doc["measurements"] and "fio" in doc["measurements"]
+    sz = [c for c in doc["checks"] if c["check"] == "storage_sizing"]
+    assert len(sz) == 1 and sz[0]["status"] == "error"  # one node errored in the all-node step
+    plain = build_results(base_results(simulated=False), {}, EXP)
+    assert plain["summary"] == {"pass": 2, "fail": 0, "skipped": 0, "error": 0} and "measurements" not in plain
+
+
+def test_simulated_relative_threshold_is_looser_but_still_catches_half_rate():
+    perf = sample_perf(slow=None, gbps=20.0, storage_gbps=15.0)
+    tests = perf["iperf"]["tests"]
+    for i, t in enumerate(tests):
+        if "sim-dgx2" in (t["client"], t["server"]) and t["fabric"] == "data-5":
+            tests[i] = dict(t, result=dict(t["result"], received_bps=15e9))  # 75% of its peers
+    real = [c for c in evaluate_iperf(tests, EXP, False) if c["check"] == "iperf_relative" and c["status"] == "fail"]
+    sim = [c for c in evaluate_iperf(tests, EXP, True) if c["check"] == "iperf_relative" and c["status"] == "fail"]
+    assert len(real) == 3 and sim == []
+    assert EXP["network"]["simulated_relative_fraction"]["value"] == 0.65

@@ -1,0 +1,94 @@
+"""Report files from a sample results document: junit parses, HTML is balanced and self-contained."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+from perf_sample import base_results, profile, sample_perf
+from pod_eval import build_results
+from report_render import render_all, render_html, render_junit, render_markdown
+
+VOID = {"meta", "br", "img", "hr", "input", "link", "circle", "line", "polyline", "rect", "path"}
+
+
+class Balance(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors, self.tags = [], [], set()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        for k, v in attrs:
+            if k in ("src", "href") or (v and "http" in v and k != "xmlns"):
+                self.errors.append("external reference %s=%s" % (k, v))
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.add(tag)
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append("unbalanced </%s> (open: %s)" % (tag, self.stack[-3:]))
+        else:
+            self.stack.pop()
+
+
+def doc(simulated=True):
+    return build_results(base_results(simulated), sample_perf(), profile()["expectations"])
+
+
+def test_first_line_says_simulated_in_every_file():
+    for name, text in render_all(doc(True)).items():
+        first = text.splitlines()[0] if name != "results.json" else text.splitlines()[1]
+        assert "SIMULATED" in first, name
+    for name, text in render_all(doc(False)).items():
+        assert "SIMULATED" not in text, name
+
+
+def test_junit_one_testcase_per_check():
+    d = doc()
+    root = ET.fromstring(render_junit(d))
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == len(d["checks"]) == int(root.get("tests"))
+    assert len(root.findall(".//failure")) == d["summary"]["fail"] == int(root.get("failures"))
+    assert len(root.findall(".//error")) == d["summary"]["error"]
+    assert len(root.findall(".//skipped")) == d["summary"]["skipped"]
+    fail = root.find(".//failure")
+    assert "sim-dgx3 enp12s0" in fail.get("message")
+    suites = {s.get("name") for s in root.findall("testsuite")}
+    assert {"identity", "network", "iperf", "iperf_relative", "fio_read", "fio_scaling", "storage_sizing"} <= suites
+
+
+def test_html_is_balanced_self_contained_and_has_the_plots():
+    html = render_html(doc())
+    p = Balance()
+    p.feed(html)
+    assert not p.errors and not p.stack, (p.errors, p.stack)
+    assert "<script" not in html and "svg" in p.tags
+    assert html.count("<svg") == 4 + 2  # one heatmap per data fabric + fio scaling + latency
+    assert "pair throughput" in html and "nodes reading at once" in html and "completion latency" in html
+    for fabric in ("data-5", "data-12", "data-66", "data-139"):
+        assert ">%s (Gb/s" % fabric in html
+
+
+def test_html_of_a_run_without_perf_has_no_plots():
+    html = render_html(build_results(base_results(False), {}, {}))
+    assert "<svg" not in html and "identity" in html
+
+
+def test_markdown_lists_problems_and_sizing():
+    md = render_markdown(doc())
+    assert md.startswith("**SIMULATED POD")
+    assert "## Problems" in md and "sim-dgx3 enp12s0" in md and "## RA sizing for this pod" in md
+    assert "cache-hit estimate" in md
+    table = [line for line in md.splitlines() if line.startswith("| identity |")]
+    assert table == ["| identity | sim-dgx1 | pass | hostname sim-dgx1 |"]
+
+
+def test_results_json_round_trips():
+    d = doc()
+    assert json.loads(render_all(d)["results.json"]) == json.loads(json.dumps(d))
