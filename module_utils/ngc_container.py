@@ -300,7 +300,7 @@ def find_private_keys(data: bytes) -> List[str]:
 def scan_tar(fileobj, where: str = "", depth: int = 0) -> List[Dict[str, str]]:
     """Scan a tar stream (an image archive from ``podman/docker save``, or a layer in it): every
     regular file is searched for private keys; members that are themselves tar archives (layers) are
-    scanned recursively. Returns [{"where": "<layer>!<path>", "type": ...}]."""
+    scanned recursively. Returns [{"where": "<layer>!<path>", "type": ..., "in": "file"|"elf"}]."""
     hits: List[Dict[str, str]] = []
     with tarfile.open(fileobj=fileobj, mode="r:*") as tf:
         for m in tf:
@@ -317,9 +317,19 @@ def scan_tar(fileobj, where: str = "", depth: int = 0) -> List[Dict[str, str]]:
                     continue
                 except tarfile.TarError:
                     pass
+            elf = data[:4] == b"\x7fELF"
             for ktype in find_private_keys(data):
-                hits.append({"where": path, "type": ktype})
+                hits.append({"where": path, "type": ktype, "in": "elf" if elf else "file"})
     return hits
+
+
+def key_files(hits: List[Dict[str, str]]) -> List[Dict[str, str]]:
+    """The hits that are key material in a file of their own (not compiled into an ELF binary).
+
+    Compiled-in keys are library self-test vectors (Debian's libgnutls30 carries RSA/DSA/EC/PKCS#8
+    test keys for its FIPS self-tests): public knowledge, not a secret of this pod, so they are
+    reported but do not fail the check."""
+    return [h for h in hits if h.get("in") != "elf"]
 
 
 def _looks_like_tar(data: bytes) -> bool:

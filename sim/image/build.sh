@@ -43,7 +43,7 @@ mirror=${mirror:-http://deb.debian.org/debian}
 # --- content hashes -------------------------------------------------------------------------------
 base_hash=$( { echo "$SUITE ${PACKAGES[*]} $mirror"; sed -n '/^# --- base build/,/^# --- end base/p' "$0"; } \
   | sha256sum | cut -c1-16)
-layer_hash=$( { echo "$base_hash"; cat "$ROLE/templates/Dockerfile.j2" "$ROLE/templates/sshd_config.j2" \
+layer_hash=$( { echo "$base_hash"; sed -n '/^# --- sshd\/ssh\/helpers layer/,$p' "$0"; cat "$ROLE/templates/Dockerfile.j2" "$ROLE/templates/sshd_config.j2" \
   "$ROLE/templates/ssh_config.j2" "$ROLE/files/dgxpod-container-init"; } | sha256sum | cut -c1-16)
 BASE=$BASE_REPO:$base_hash
 IMAGE=$REPO:$layer_hash
@@ -92,7 +92,7 @@ rm -rf "$ctx"; mkdir -p "$ctx/helpers"
 import sys, jinja2
 role, ctx, base = sys.argv[1:4]
 env = jinja2.Environment(loader=jinja2.FileSystemLoader(role + "/templates"), keep_trailing_newline=True,
-                         undefined=jinja2.StrictUndefined)
+                         trim_blocks=True, undefined=jinja2.StrictUndefined)  # as Ansible's template module
 v = {"ngc_container_from": base, "ngc_container_install_ssh": False, "ngc_container_ssh_port": 2222,
      "ngc_container_key_dir": "/etc/dgxpod/mpi", "ngc_container_helper_names": [],
      "ngc_container_image_labels": {"org.dgxpod.simulator-stand-in": "true",
@@ -107,5 +107,9 @@ log "building $IMAGE (role Dockerfile, FROM $BASE)"
 pm build --quiet --network none --label "org.dgxpod.context-sha256=$layer_hash" -t "$IMAGE" "$ctx" >/dev/null
 pm tag "$IMAGE" "$REPO:latest" >/dev/null
 rm -rf "$ctx"
+# drop older stand-in images (other hashes) so the store does not grow with every change
+for old in $(pm images --format '{{.Repository}}:{{.Tag}}' | grep -E "^($REPO|$BASE_REPO):[0-9a-f]{16}$" || true); do
+  [[ $old == "$IMAGE" || $old == "$BASE" ]] || pm rmi "$old" >/dev/null 2>&1 || true
+done
 log "built $IMAGE in $(( $(date +%s) - start )) s"
 [[ $PRINT -eq 0 ]] || echo "$IMAGE"
