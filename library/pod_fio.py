@@ -75,6 +75,14 @@ options:
   timeout:
     description: Seconds after which a phase's fio is killed (default - 2 x (ramp_time + runtime) + 120).
     type: int
+  create_dirs:
+    description:
+      - Create missing I(directories) (one level, below an existing mount point) before the test and remove
+        them afterwards when they are empty (C(rmdir); on a shared export the last node to finish does).
+        Each step is bounded by I(probe_timeout), so a dead mount costs
+        one probe, not a hung task.
+    type: bool
+    default: false
   probe_timeout:
     description: Seconds a directory has to answer C(stat) before it is reported unreachable.
     type: int
@@ -217,6 +225,7 @@ def main():
             prefix=dict(type="str", default="podfio"),
             timeout=dict(type="int"),
             probe_timeout=dict(type="int", default=15),
+            create_dirs=dict(type="bool", default=False),
             fio_path=dict(type="str"),
             fail_on_error=dict(type="bool", default=False),
         ),
@@ -249,9 +258,27 @@ def main():
     if not fio or not os.access(fio, os.X_OK):
         finish("error", "fio is not installed on this host", result={}, cleanup="ok", seconds=0.0)
     started = time.time()
+    created = []
+
+    def remove_created():
+        # every node tries: on a shared namespace (one Isilon export behind every mount) another node may
+        # have created the directory, and only the last one to finish finds it empty
+        for d in reversed(p["directories"] if p["create_dirs"] else created):
+            _run_bounded(["rmdir", "--", d], p["probe_timeout"])
+
     for d in p["directories"]:
-        why = _probe(d, p["probe_timeout"])
+        if p["create_dirs"]:
+            why = _probe(os.path.dirname(d.rstrip("/")) or "/", p["probe_timeout"])
+            if not why and _probe(d, p["probe_timeout"]):
+                rc, _, err, timed_out = _run_bounded(["mkdir", "--", d], p["probe_timeout"])
+                if timed_out or rc != 0:
+                    why = "cannot create %s: %s" % (d, "timed out" if timed_out else err.strip())
+                else:
+                    created.append(d)
+        else:
+            why = _probe(d, p["probe_timeout"])
         if why:
+            remove_created()
             finish("error", why, result={}, cleanup="ok", seconds=round(time.time() - started, 1))
     limit = p["timeout"] or 2 * (p["ramp_time"] + p["runtime"]) + 120
     targets = [os.path.join(f["directory"], f["filename"]) for f in files]
@@ -280,6 +307,7 @@ def main():
         for name in os.listdir(tmpdir):
             os.remove(os.path.join(tmpdir, name))
         os.rmdir(tmpdir)
+        remove_created()
     out.setdefault("result", {})
     out["seconds"] = round(time.time() - started, 1)
     if reason:

@@ -69,6 +69,13 @@ options:
   timeout:
     description: Client - seconds before the client is killed (default duration + omit + 30).
     type: int
+  start_at:
+    description:
+      - Client - wall-clock time (seconds since the epoch) to start at. The playbook launches the clients
+        of a round one after another (asynchronously); with a common I(start_at) they all transmit at the
+        same time, so every pair of a round is measured under the same load. Hosts need synchronised
+        clocks (NTP); a time in the past starts at once; at most 600 s of waiting.
+    type: float
   iperf3_path:
     description: iperf3 binary (default - found in PATH).
     type: str
@@ -270,6 +277,8 @@ def client(module, p, iperf3):
     if not iperf3:
         return {"status": "error", "reason": "iperf3 is not installed on this host", "cmd": argv, "result": {}}
     limit = p["timeout"] or (p["duration"] + p["omit"] + 30)
+    if p["start_at"]:
+        time.sleep(max(0.0, min(600.0, p["start_at"] - time.time())))
     try:
         res = subprocess.run(argv, capture_output=True, text=True, timeout=limit, env=dict(os.environ, LC_ALL="C"))
         out, rc, err = res.stdout, res.returncode, res.stderr
@@ -300,6 +309,7 @@ def main():
             length=dict(type="str"),
             reverse=dict(type="bool", default=False),
             timeout=dict(type="int"),
+            start_at=dict(type="float"),
             iperf3_path=dict(type="str"),
             fail_on_error=dict(type="bool", default=False),
         ),

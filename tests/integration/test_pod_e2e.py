@@ -72,17 +72,99 @@ def test_site_converges_then_changes_nothing(pod):
 
 
 def test_validate_writes_a_simulated_report(pod):
-    res = run("ansible-playbook", "validate.yml", check=True)
+    res = run("ansible-playbook", "validate.yml", timeout=1200, check=True)
     TIMINGS["validate.yml"] = res.elapsed
     assert "results/pod-in-a-box/" in res.stdout and "SIMULATED POD" in res.stdout
-    with open(os.path.join(RESULTS, "report.md")) as fh:
-        assert "SIMULATED POD" in fh.readline()
+    for name in ("report.md", "report.html", "junit.xml"):
+        with open(os.path.join(RESULTS, name)) as fh:
+            assert "SIMULATED" in fh.readline(), name
     with open(os.path.join(RESULTS, "results.json")) as fh:
         results = json.load(fh)
     assert results["simulated"] is True and results["pod"] == "pod-in-a-box"
-    assert results["summary"] == {"pass": 8, "fail": 0, "skipped": 0, "error": 0}
-    assert sorted(c["host"] for c in results["checks"] if c["check"] == "identity") == DGX
-    assert all(c["pings"] == 12 for c in results["checks"] if c["check"] == "network")
+    summary = results["summary"]
+    assert summary["fail"] == 0 and summary["error"] == 0 and summary["pass"] > 0, summary
+    by_check = {}
+    for c in results["checks"]:
+        by_check.setdefault(c["check"], []).append(c)
+    assert sorted(c["host"] for c in by_check["identity"]) == DGX
+    assert all(c["pings"] == 12 for c in by_check["network"])
+    assert sorted(c["host"] for c in by_check["nfs_mounts"]) == DGX
+    assert all(c["status"] == "pass" and c["mounts"] == 5 for c in by_check["nfs_mounts"])
+    # every DGX pair on each of the 4 data fabrics (6 pairs x 4) + every DGX <-> storage pair on 2 fabrics
+    assert len(by_check["iperf_relative"]) == 6 * 4 + 4 * 2 * 2
+    # absolute RA figures are never compared with simulated numbers
+    assert all(c["status"] == "skipped" for c in by_check["iperf"])
+    fio = [c["status"] for c in by_check["fio_relative"]]  # a 1-node step has no peers: skipped
+    assert set(fio) <= {"pass", "skipped"} and fio.count("pass") >= 2 + 3 + 4, fio
+    assert os.listdir(os.path.join(ROOT, "sim", ".state", "ifs")) == ["hello.txt"], "fio left files on the storage"
+
+
+def test_a_data_mount_removed_by_hand_is_caught_and_fixed(pod):
+    node, path = "sim-dgx3", "/mnt/isilon3"
+    run(PODSIM, "exec", node, "--", "umount", path, check=True)
+    res = run("ansible-playbook", "playbooks/preflight.yml", "playbooks/validate_storage.yml", "playbooks/report.yml")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "[nfs_mounts %s] %s: not mounted (planned %s from 198.18." % (node, node, path) in out, out[-3000:]
+    infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/infra",
+                "--pod-inventory", "inventories/sim", "-k", "planned_mounts")
+    assert infra.returncode != 0 and "%s: not mounted (planned %s" % (node, path) in infra.stdout
+    assert "1 failed" in infra.stdout, infra.stdout[-3000:]
+    fix = run("ansible-playbook", "playbooks/storage.yml", check=True)
+    assert recap(fix.stdout)[node]["changed"] == 1 and all(
+        recap(fix.stdout)[h]["changed"] == 0 for h in DGX if h != node), recap(fix.stdout)
+    assert "mount %s (nfs://198.18." % path in fix.stdout or recap(fix.stdout)[node]["changed"] == 1
+
+
+def test_a_stopped_storage_node_fails_in_bounded_time_naming_its_addresses(pod):
+    run(PODSIM, "exec", "sim-isilon2", "--", "sh", "-c", "kill $(cat /run/ganesha/ganesha.pid)", check=True)
+    try:
+        # mounts exist: the verification reads through every data mount at once, each read bounded
+        res = run("ansible-playbook", "playbooks/storage.yml", timeout=300)
+        out = res.stdout + res.stderr
+        assert res.returncode != 0 and res.elapsed < 120, (res.elapsed, out[-3000:])
+        assert "from 198.18.5.212: reading the probe file" in out and "from 198.18.66.212: reading" in out
+        assert "198.18.5.211: reading" not in out and "198.18.66.211: reading" not in out
+        # a mount that has to be made: the probe refuses before anything changes, naming the address
+        run(PODSIM, "exec", "sim-dgx1", "--", "umount", "-l", "/mnt/isilon2", check=True)
+        res = run("ansible-playbook", "playbooks/storage.yml", "-l", "sim-dgx1", timeout=300)
+        out = res.stdout + res.stderr
+        assert res.returncode != 0 and res.elapsed < 60, res.elapsed
+        assert "sim-dgx1: storage IP 198.18.5.212 (/mnt/isilon2): no answer on TCP 2049" in out, out[-3000:]
+        assert "Nothing was changed." in out
+        # validate: storage checks fail or error in bounded time, the run completes and writes the report
+        res = run("ansible-playbook", "validate.yml", "--tags", "storage", timeout=900)
+        assert res.returncode != 0 and res.elapsed < 600, res.elapsed
+        with open(os.path.join(RESULTS, "results.json")) as fh:
+            checks = json.load(fh)["checks"]
+        mounts = {c["host"]: c for c in checks if c["check"] == "nfs_mounts"}
+        assert all(mounts[h]["status"] == "fail" for h in DGX)
+        assert all(".212" in " ".join(mounts[h]["problems"]) and ".211:" not in " ".join(mounts[h]["problems"])
+                   for h in DGX)
+        fio = [c for c in checks if c["check"].startswith("fio")]
+        assert fio and all(c["status"] in ("fail", "error", "skipped") for c in fio)
+    finally:
+        run(PODSIM, "up", "--nodes", "4", "--storage", "2", check=True)
+    run("ansible-playbook", "playbooks/storage.yml", timeout=300, check=True)
+
+
+def test_a_half_rate_nic_fails_exactly_its_pairs(pod):
+    node, nic = "sim-dgx2", "enp12s0"
+    run(PODSIM, "shape", node, nic, "--rate", "3gbit", check=True)
+    try:
+        res = run("ansible-playbook", "validate.yml", "--tags", "network", timeout=900)
+        assert res.returncode != 0
+    finally:
+        run(PODSIM, "shape", node, nic, "--clear", check=True)
+    with open(os.path.join(RESULTS, "results.json")) as fh:
+        checks = [c for c in json.load(fh)["checks"] if c["check"] == "iperf_relative"]
+    failed = {(c["host"], c.get("fabric")) for c in checks if c["status"] == "fail"}
+    through = {(c["host"], c.get("fabric")) for c in checks
+               if c.get("fabric") == "data-12" and node in c["host"].split("<->")}
+    assert failed == through and len(through) == 3, (failed, through)
+    for c in checks:
+        if (c["host"], c.get("fabric")) in through:
+            assert node in c["cause"] and nic in c["cause"], c
 
 
 def test_testinfra_checks_pass(pod):
