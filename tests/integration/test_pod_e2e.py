@@ -19,6 +19,8 @@ DGX = ["sim-dgx%d" % i for i in range(1, 5)]
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="the simulator needs root")]
 TIMINGS = {}
+# The drift tests need the state checks, not the performance runs (test_validate_... runs everything once).
+STATE_ONLY = ("--skip-tags", "iperf,fio")
 
 
 def run(*cmd, timeout=600, check=False):
@@ -150,10 +152,14 @@ def test_a_stopped_storage_node_fails_in_bounded_time_naming_its_addresses(pod):
 
 def test_a_half_rate_nic_fails_exactly_its_pairs(pod):
     node, nic = "sim-dgx2", "enp12s0"
-    run(PODSIM, "shape", node, nic, "--rate", "3gbit", check=True)
+    # 8 tests run at once on 2 shared cores: a pair reaches ~2-2.5 Gbit/s, so 1 Gbit/s is under half of it
+    run(PODSIM, "shape", node, nic, "--rate", "1gbit", check=True)
     try:
         res = run("ansible-playbook", "validate.yml", "--tags", "network", timeout=900)
         assert res.returncode != 0
+        with open(os.path.join(RESULTS, "results.json")) as fh:
+            others = [c for c in json.load(fh)["checks"] if c["check"] in ("identity", "nfs_mounts")]
+        assert others and all(c["status"] == "skipped" for c in others)  # not selected, not "error"
     finally:
         run(PODSIM, "shape", node, nic, "--clear", check=True)
     with open(os.path.join(RESULTS, "results.json")) as fh:
@@ -178,7 +184,7 @@ def test_a_renamed_nic_is_caught(pod):
     run(PODSIM, "exec", node, "--", "sh", "-c",
         "ip link set enp12s0 down && ip link set enp12s0 name enp12s0x", check=True)
     try:
-        res = run("ansible-playbook", "validate.yml")
+        res = run("ansible-playbook", "validate.yml", *STATE_ONLY)
         out = res.stdout + res.stderr
         assert res.returncode != 0
         # the report is written even though checks failed, and the run fails at the end naming them
@@ -195,7 +201,7 @@ def test_a_renamed_nic_is_caught(pod):
     finally:
         run(PODSIM, "exec", node, "--", "sh", "-c",
             "ip link set enp12s0x name enp12s0 && ip link set enp12s0 up", check=True)
-    run("ansible-playbook", "validate.yml", check=True)
+    run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
 
 
 def test_mtu_changed_by_hand_is_shown_caught_and_fixed(pod):
@@ -208,7 +214,7 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(pod):
     assert recap(check.stdout)[node]["changed"] == 1, recap(check.stdout)
     assert all(recap(check.stdout)[h]["changed"] == 0 for h in DGX if h != node)
     # validate fails, naming node and NIC, for the node and for its peers' pings into it
-    res = run("ansible-playbook", "validate.yml")
+    res = run("ansible-playbook", "validate.yml", *STATE_ONLY)
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "[network %s] kernel differs from the model: %s mtu: 1500 -> 9000" % (node, nic) in out, out[-3000:]
@@ -219,7 +225,7 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(pod):
     # a deploy fixes it; then everything passes again
     fix = run("ansible-playbook", "site.yml", check=True)
     assert recap(fix.stdout)[node]["changed"] >= 1
-    run("ansible-playbook", "validate.yml", check=True)
+    run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
 
 
 def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(pod):
@@ -227,7 +233,7 @@ def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(pod):
     run(PODSIM, "exec", node, "--", "sh", "-c",
         "mlnx_qos -i enp139s0 --trust pcp --pfc 0,0,0,0,0,0,0,0 >/dev/null && "
         "mlxconfig -d mlx5_1 -y set LINK_TYPE_P1=1 >/dev/null", check=True)
-    res = run("ansible-playbook", "validate.yml")
+    res = run("ansible-playbook", "validate.yml", *STATE_ONLY)
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "[network %s] enp139s0 (mlx5_3): QoS trust pcp, model dscp" % node in out, out[-3000:]
@@ -241,4 +247,4 @@ def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(pod):
     assert "ETH(2)" in state and "Priority trust state: dscp" in state
     again = run("ansible-playbook", "site.yml", check=True)
     assert all(v["changed"] == 0 for v in recap(again.stdout).values())
-    run("ansible-playbook", "validate.yml", check=True)
+    run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
