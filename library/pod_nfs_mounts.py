@@ -97,11 +97,10 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.storage_plan import effective_mounts
+from ansible.module_utils.storage_plan import mounted_now
 
 BEGIN = "# BEGIN dgxpod nfs_client (managed by the pod toolkit: edit the inventory, not these lines)"
 END = "# END dgxpod nfs_client"
-STANDIN_TABLE = "/run/podsim-nfs/mounts"
 
 
 def split_fstab(text):
@@ -243,7 +242,7 @@ def main():
 
     fstab_text = read(p["fstab"])
     before, block, after = split_fstab(fstab_text)
-    mounted = effective_mounts(read("/proc/mounts"), read(STANDIN_TABLE))
+    mounted = mounted_now()
     to_mount, to_unmount, keep = decide(plan, block, mounted)
     dropped = [e[1] for e in block if e[1] not in set(paths)]
     actions = ["umount %s" % x for x in to_unmount] + ["mount %s (%s)" % (m["path"], m["src"]) for m in to_mount]

@@ -77,9 +77,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.storage_plan import check_mounts, effective_mounts
-
-STANDIN_TABLE = "/run/podsim-nfs/mounts"
+from ansible.module_utils.storage_plan import check_mounts, mounted_now
 
 # Runs in a child process so that a hung NFS call can be abandoned: argv = op, path, [size|digest].
 WORKER = r"""
@@ -127,14 +125,6 @@ def io(op, args, timeout):
     return True, out.strip()
 
 
-def read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -149,7 +139,7 @@ def main():
     p = module.params
     me = p["host"] or socket.gethostname()
     plan = p["mounts"]
-    mounted = effective_mounts(read("/proc/mounts"), read(STANDIN_TABLE))
+    mounted = mounted_now()
     results = check_mounts(plan, mounted)
     by_path = {r["path"]: r for r in results}
     for r in results:

@@ -256,6 +256,23 @@ def effective_mounts(proc_mounts: str, standin_table: str = "") -> Dict[str, Dic
     return now
 
 
+# The simulator's FUSE NFS client stand-in writes here the line the kernel client would show per mount.
+STANDIN_TABLE = "/run/podsim-nfs/mounts"
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return ""
+
+
+def mounted_now(proc_mounts: str = "/proc/mounts", standin_table: str = STANDIN_TABLE) -> Dict[str, Dict[str, str]]:
+    """effective_mounts() of this host, read from /proc/mounts and the stand-in's table (if any)."""
+    return effective_mounts(_read(proc_mounts), _read(standin_table))
+
+
 def server_of(entry: Dict[str, str]) -> Optional[str]:
     """The NFS server address of a mounted entry: 'IP:/export', 'nfs://IP/export' or addr=IP."""
     opts = parse_mount_options(entry.get("opts", ""))

@@ -9,7 +9,7 @@ import yaml
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "module_utils"))
-from storage_plan import check_mounts, effective_mounts, mount_plan  # noqa: E402
+from storage_plan import STANDIN_TABLE, check_mounts, effective_mounts, mount_plan  # noqa: E402
 
 
 def plan_for(node):
@@ -24,7 +24,7 @@ def plan_for(node):
 
 def mounted_now(node):
     host = node.host
-    table = host.file("/run/podsim-nfs/mounts")  # the simulator's NFS client stand-in (docs/simulator.md)
+    table = host.file(STANDIN_TABLE)  # the simulator's NFS client stand-in (docs/simulator.md)
     return effective_mounts(host.file("/proc/mounts").content_string,
                             table.content_string if table.exists else "")
 
