@@ -36,6 +36,14 @@ def details(c: Dict[str, Any]) -> str:
         return "; ".join(c.get("problems") or []) or "%s full-MTU pings answered" % c.get("pings")
     if c.get("check") == "nfs_mounts" and "reason" not in c:
         return "; ".join(c.get("problems") or []) or "%s mounts as planned, data read through each" % c.get("mounts")
+    if c.get("check") == "mpi_containers" and "reason" not in c:
+        if c.get("problems"):
+            return "; ".join(c["problems"])
+        seen = c.get("mpirun_seen")
+        return "container %s running; ssh on 2222 from %s with a pinned host key; %s" % (
+            c.get("container"), c.get("launcher"),
+            "mpirun hostname saw it %s time(s)" % seen if seen is not None
+            else "mpirun not run (another node failed)")
     parts = []
     if "measured" in c or "expected" in c:
         m = "measured %s %s" % (_fmt(c.get("measured")), c.get("unit") or "")

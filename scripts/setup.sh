@@ -3,7 +3,8 @@
 #   1. Debian packages (controller tools + what the pod-in-a-box simulator needs),
 #   2. a Python virtual environment (.venv) from the pinned requirements.txt,
 #   3. the Ansible collections the roles use, taken offline from the PyPI
-#      "ansible" package (Galaxy users: see requirements.yml).
+#      "ansible" package (Galaxy users: see requirements.yml),
+#   4. the simulator's Python extras, 5. the simulator's container image.
 # Re-running it is fast and changes nothing when everything is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,10 @@ APT_PACKAGES=(
   iproute2 iputils-ping procps psmisc util-linux openssh-server iperf3 fio openmpi-bin
   # simulator: storage nodes (nfs-ganesha) and the FUSE NFS client
   nfs-ganesha nfs-ganesha-vfs rpcbind fuse3 libnfs-dev swig python3-fusepy
+  # simulator: MPI containers (rootful podman; the stand-in image is built from Debian by debootstrap)
+  podman crun catatonit debootstrap
+  # report screenshots (scripts/report_screenshot.py, headless)
+  chromium-headless-shell
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -85,4 +90,10 @@ fi
 
 # --- 4. simulator extras (FUSE NFS helper etc.), owned by sim/ ----------------
 if [[ -x sim/setup-extras.sh ]]; then sim/setup-extras.sh "$VENV"; fi
+# --- 5. the simulator's stand-in for the NGC image (cached by content hash) -----
+if [[ $(id -u) -eq 0 ]]; then
+  sim/image/build.sh
+else
+  log "not root: skipping the simulator's container image (sim/image/build.sh)"
+fi
 log "done. Activate with: source .venv/bin/activate"

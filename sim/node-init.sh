@@ -21,6 +21,12 @@ chmod 0755 /run/sshd
 if [ "$ROLE" = dgx ]; then
   mount --bind "$SIMDIR/standins" /usr/local/sbin
   mount -o remount,bind,ro /usr/local/sbin
+  # the MPI containers (roles/ngc_container, rootful podman): cgroup v1 hierarchies in this node's
+  # fresh /sys, and podman's runtime dirs on the node's own /run (/etc/containers/*.conf by podsim.py)
+  if command -v podman >/dev/null 2>&1; then
+    "$SIMDIR/image/cgroup-v1-mount.sh" || echo "node-init: cgroup mounts failed: containers will not start" >&2
+    mkdir -p /run/containers/storage /run/libpod
+  fi
 fi
 hostname "$NAME"
 

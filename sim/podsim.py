@@ -303,6 +303,29 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 """
 
 
+def container_confs(graphroot: str) -> dict[str, str]:
+    """/etc/containers/{storage,containers}.conf of a DGX node: rootful podman with the node's own
+    container store (graphroot on disk under the node's state dir, runroot and tmp_dir on the node's
+    private /run) that also reads the host's store, where sim/image/build.sh imported the stand-in
+    image - so no node pulls or loads an image. cgroupfs + file events: the nodes run no systemd."""
+    storage = (
+        "# podsim: container storage of this simulated node (see sim/podsim.py container_confs)\n"
+        "[storage]\n"
+        'driver = "overlay"\n'
+        'graphroot = "%s"\n'
+        'runroot = "/run/containers/storage"\n'
+        "[storage.options]\n"
+        'additionalimagestores = ["/var/lib/containers/storage"]\n' % graphroot)
+    containers = (
+        "# podsim: podman engine settings of this simulated node\n"
+        "[engine]\n"
+        'cgroup_manager = "cgroupfs"\n'
+        'events_logger = "file"\n'
+        'events_logfile_path = "/run/libpod/events.log"\n'
+        'tmp_dir = "/run/libpod"\n')
+    return {"storage.conf": storage, "containers.conf": containers}
+
+
 def ganesha_conf(export_dir: str) -> str:
     return """\
 # nfs-ganesha of a simulated storage node (podsim): the Isilon F800 node stand-in.
@@ -415,6 +438,10 @@ def prepare_node_dir(paths: Paths, node: pm.Node, pubkey: str) -> None:
             hw_state = json.load(f)
         podsim_hw.write_fake_sysfs(os.path.join(etc, "podsim", "sysfs"), hw_state,
                                    {n.name: [n.address] for n in node.nics if n.address})
+        graphroot = os.path.join(nd, "containers")
+        os.makedirs(graphroot, mode=0o700, exist_ok=True)
+        for fname, text in container_confs(graphroot).items():
+            _write(os.path.join(etc, "containers", fname), text)
     else:
         _write(os.path.join(etc, "podsim", "ganesha.conf"), ganesha_conf(paths.ifs))
     # /root/.ssh: the node's own (opaque: the host's /root/.ssh is not visible in nodes)
@@ -602,6 +629,9 @@ def stop_nodes(st: State, names: list[str], paths: Paths) -> list[str]:
     namespaces (sessions, iperf3 servers, FUSE clients...), then the named netns and runtime dirs."""
     left = []
     ms = {name: st.members.get(name, {}) for name in names}
+    for problem in remove_containers({n: m["anchor"] for n, m in ms.items()
+                                      if m.get("role") == "dgx" and alive(m.get("anchor"))}, paths):
+        log("warning: " + problem + " (its processes are stopped with the node)")
     daemons = [m[k] for m in ms.values() for k in ("ganesha", "rpcbind", "sshd") if isinstance(m.get(k), dict)]
     left += ["pid %d" % r["pid"] for r in signal_recorded(daemons)]
     left += ["pid %d" % r["pid"] for r in signal_recorded([m["anchor"] for m in ms.values() if m.get("anchor")])]
@@ -622,6 +652,29 @@ def stop_nodes(st: State, names: list[str], paths: Paths) -> list[str]:
         for name in names:
             shutil.rmtree(paths.node(name), ignore_errors=True)
             st.members.pop(name, None)
+    return left
+
+
+def remove_containers(anchors: dict[str, dict], paths: Paths, timeout: float = 60.0) -> list[str]:
+    """`podman rm --all --force` inside each DGX node that has a container store (all nodes at once):
+    the MPI containers' conmon/sshd would otherwise be killed as strays and leave the node's store
+    claiming running containers. Returns what failed; the caller goes on (the namespace sweep stops
+    any process left, and the store is removed with the node's directory)."""
+    if not shutil.which("podman"):
+        return []
+    procs = {}
+    for name, rec in anchors.items():
+        store = os.path.join(paths.node(name), "containers")
+        if not os.path.isdir(store) or not os.listdir(store):
+            continue
+        procs[name] = subprocess.Popen(
+            nsenter_cmd(rec["pid"], ["timeout", str(int(timeout)), "podman", "rm", "--all", "--force", "--time", "2"]),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    left = []
+    for name, p in procs.items():
+        _, err = p.communicate()
+        if p.returncode != 0:
+            left.append("%s: podman rm --all failed (rc %d): %s" % (name, p.returncode, err.strip()[-300:]))
     return left
 
 

@@ -55,6 +55,8 @@ def load_nodes(inventory: str, group: str, ssh_config: str) -> List[Node]:
         templar = Templar(loader=loader, variables=hv)
         conn = {k: templar.template(hv[k]) for k in CONNECTION_VARS if k in hv}
         model = {k: hv[k] for k in ("nics", "dgx_model", "storage_node", "pod", "nfs_client_type") if k in hv}
+        # the MPI container settings the inventory sets (role defaults apply to the rest)
+        model.update({k: templar.template(v) for k, v in hv.items() if k.startswith("ngc_container_")})
         lines = ["Host %s" % host.name, "  HostName %s" % conn.get("ansible_host", host.name),
                  "  User %s" % conn.get("ansible_user", "root"), "  BatchMode yes",
                  # one SSH connection per host for all checks (testinfra runs a command per assertion)

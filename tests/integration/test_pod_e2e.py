@@ -100,6 +100,10 @@ def test_validate_writes_a_simulated_report(pod):
     assert all(c["status"] == "skipped" for c in by_check["iperf"])
     fio = [c["status"] for c in by_check["fio_relative"]]  # a 1-node step has no peers: skipped
     assert set(fio) <= {"pass", "skipped"} and fio.count("pass") >= 2 + 3 + 4, fio
+    # mpirun hostname from one container across all: every DGX exactly once
+    assert sorted(c["host"] for c in by_check["mpi_containers"]) == DGX
+    assert all(c["status"] == "pass" and c["mpirun_seen"] == 1 for c in by_check["mpi_containers"]), \
+        by_check["mpi_containers"]
     left = [f for f in os.listdir(os.path.join(ROOT, "sim", ".state", "ifs")) if f not in IFS_BEFORE]
     assert not left, "validation left files on the storage: %s" % left
 
@@ -174,6 +178,26 @@ def test_a_half_rate_nic_fails_exactly_its_pairs(pod):
     for c in checks:
         if (c["host"], c.get("fabric")) in through:
             assert node in c["cause"] and nic in c["cause"], c
+
+
+def test_a_stopped_container_is_named_by_validate_and_testinfra_then_restarted(pod):
+    node = "sim-dgx3"
+    run(PODSIM, "exec", node, "--", "podman", "stop", "--time", "1", "dgxpod-mpi", check=True)
+    res = run("ansible-playbook", "validate.yml", "--tags", "containers")
+    assert res.returncode != 0, res.stdout[-3000:]
+    with open(os.path.join(RESULTS, "results.json")) as fh:
+        checks = [c for c in json.load(fh)["checks"] if c["check"] == "mpi_containers"]
+    failed = {c["host"]: c["problems"] for c in checks if c["status"] != "pass"}
+    assert failed == {node: ["container down"]}, checks
+    assert "[mpi_containers %s] container down" % node in res.stdout
+    infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                "tests/infra/test_containers.py", "--pod-inventory", "inventories/sim")
+    failed_ids = set(re.findall(r"^FAILED \S+\[(\S+)\]", infra.stdout, re.M))
+    assert infra.returncode != 0 and failed_ids == {node}, infra.stdout[-3000:]
+    assert "%s: MPI container is exited, not running" % node in infra.stdout
+    fix = run("ansible-playbook", "playbooks/containers.yml", check=True)  # its verify must pass again
+    changed = {h: s["changed"] for h, s in recap(fix.stdout).items() if s["changed"]}
+    assert changed == {node: 1}, changed
 
 
 def test_testinfra_checks_pass(pod):

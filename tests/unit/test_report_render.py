@@ -92,3 +92,15 @@ def test_markdown_lists_problems_and_sizing():
 def test_results_json_round_trips():
     d = doc()
     assert json.loads(render_all(d)["results.json"]) == json.loads(json.dumps(d))
+
+
+def test_mpi_containers_check_lines():
+    from report_render import details, problem_line
+    ok = {"check": "mpi_containers", "host": "sim-dgx2", "status": "pass", "container": "dgxpod-mpi",
+          "launcher": "sim-dgx1", "mpirun_seen": 1, "problems": []}
+    assert details(ok) == ("container dgxpod-mpi running; ssh on 2222 from sim-dgx1 with a pinned host key; "
+                           "mpirun hostname saw it 1 time(s)")
+    assert details(dict(ok, mpirun_seen=None)).endswith("mpirun not run (another node failed)")
+    down = dict(ok, host="sim-dgx3", status="fail", problems=["container down"])
+    assert details(down) == "container down"
+    assert problem_line(down) == "[mpi_containers sim-dgx3] container down"
