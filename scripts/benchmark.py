@@ -4,7 +4,9 @@
     .venv/bin/python scripts/benchmark.py [--nodes 4 16] [--output docs/benchmarks.md]
 
 For each pod size: sim up (cold), sim up again (idempotent), site.yml first run, site.yml re-run
-(must be changed=0), validate.yml, sim down. Also the set-up re-run and the unit tests.
+(must be changed=0), validate.yml state checks only, the containers check, the whole validate.yml
+(iperf3 + fio, quick profile; pods up to --full-validate-max nodes), sim down. Also the set-up
+re-run and the unit tests.
 Run as root on an otherwise idle machine; it builds and removes the simulator itself.
 """
 from __future__ import annotations
@@ -38,18 +40,29 @@ def changed_total(output: str) -> int:
     return sum(int(m) for m in re.findall(r"changed=(\d+)", output.split("PLAY RECAP")[-1]))
 
 
+def summary(output: str) -> str:
+    """'N pass, N fail, N skipped, N error' from the report's closing message."""
+    m = re.search(r"results: (\d+ pass, \d+ fail, \d+ skipped,\s+\d+ error)", output)
+    return re.sub(r"\s+", " ", m.group(1)) if m else ""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, nargs="+", default=[4, 16])
     ap.add_argument("--storage", type=int, default=2)
+    ap.add_argument("--full-validate-max", type=int, default=4,
+                    help="run the whole validate.yml (iperf3 + fio) only on pods up to this size")
+    ap.add_argument("--skip-unit", action="store_true", help="do not time the unit tests")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
     podsim = os.path.join(ROOT, "sim", "podsim")
     rows = []
     t, _ = timed(["bash", "scripts/setup.sh"])
     rows.append(("set-up re-run (everything installed)", "-", t, ""))
-    t, out = timed([os.path.join(VENV_BIN, "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit"])
-    rows.append(("unit tests", "-", t, out.strip().splitlines()[-1]))
+    if not args.skip_unit:
+        t, out = timed([os.path.join(VENV_BIN, "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/unit"])
+        rows.append(("unit tests", "-", t, out.strip().splitlines()[-1]))
     timed([podsim, "down"])
     try:
         measure_sizes(args, podsim, rows)
@@ -72,8 +85,13 @@ def measure_sizes(args, podsim, rows) -> None:
         rows.append(("site.yml first run", n, t, "changed=%d" % changed_total(out)))
         t, out = timed(["ansible-playbook", "site.yml"])
         rows.append(("site.yml re-run", n, t, "changed=%d" % changed_total(out)))
-        t, out = timed(["ansible-playbook", "validate.yml"])
-        rows.append(("validate.yml", n, t, ""))
+        t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", "iperf,fio"])
+        rows.append(("validate.yml --skip-tags iperf,fio (state checks)", n, t, summary(out)))
+        t, out = timed(["ansible-playbook", "validate.yml", "--tags", "containers"])
+        rows.append(("validate.yml --tags containers (ssh + mpirun mesh)", n, t, summary(out)))
+        if n <= args.full_validate_max:
+            t, out = timed(["ansible-playbook", "validate.yml"], timeout=3600)
+            rows.append(("validate.yml (quick profile: iperf3 rounds, fio 1..N)", n, t, summary(out)))
         t, _ = timed([podsim, "down"])
         rows.append(("sim down", n, t, ""))
 
