@@ -16,6 +16,7 @@ overlay /etc etc
 overlay /root root
 mount -t tmpfs -o mode=0755,size=256m podsim-run /run
 mount -t tmpfs -o mode=0755,size=64m podsim-mnt /mnt   # mount points stay inside the node
+mount --make-rshared /mnt   # the MPI containers' /mnt:/mnt:rslave follows the node's (re)mounts
 mkdir -p /run/sshd /run/lock /run/ganesha
 chmod 0755 /run/sshd
 if [ "$ROLE" = dgx ]; then

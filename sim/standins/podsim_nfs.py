@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
 import stat
 import sys
@@ -82,12 +83,24 @@ def kernel_line(url: str, mountpoint: str, opts: str) -> str:
     return "%s:/%s %s %s %s 0 0" % (server, export, _esc(mountpoint), "nfs4" if v4 else "nfs", ",".join(out))
 
 
-def record(mountpoint: str, line, table: str = TABLE) -> None:
-    """Add (line) or drop (line=None) this mount point's entry in the stand-in's mount table."""
+def record(mountpoint: str, line, table: str = TABLE, owner: int | None = None) -> None:
+    """Add (line) or drop (line=None) this mount point's entry in the stand-in's mount table.
+
+    `owner` (the FUSE process) is remembered next to the table (table + ".owners"); a drop with an owner
+    only removes the entry that owner added. A mount copied into another mount namespace (a container
+    started with -v /mnt:/mnt) keeps its FUSE process alive after the node unmounts it, and when that
+    copy finally goes its process must not remove the entry of a newer mount at the same place."""
     os.makedirs(os.path.dirname(table), exist_ok=True)
     with open(table + ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         key = [_esc(mountpoint)]
+        try:
+            with open(table + ".owners") as f:
+                owners = json.load(f)
+        except (FileNotFoundError, ValueError):
+            owners = {}
+        if line is None and owner is not None and owners.get(mountpoint) not in (None, owner):
+            return  # a newer mount owns the entry now
         try:
             with open(table) as f:
                 lines = [x for x in f.read().splitlines() if x.split()[1:2] != key]
@@ -95,10 +108,15 @@ def record(mountpoint: str, line, table: str = TABLE) -> None:
             lines = []
         if line:
             lines.append(line)
-        tmp = table + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("".join(x + "\n" for x in lines))
-        os.replace(tmp, table)
+            if owner is not None:
+                owners[mountpoint] = owner
+        else:
+            owners.pop(mountpoint, None)
+        for name, tmp, text in ((table, table + ".tmp", "".join(x + "\n" for x in lines)),
+                                (table + ".owners", table + ".owners.tmp", json.dumps(owners))):
+            with open(tmp, "w") as f:
+                f.write(text)
+            os.replace(tmp, name)
 
 
 def _esc(path: str) -> str:
@@ -135,14 +153,14 @@ class NfsFS(fuse.Operations):
     def init(self, path):
         if self.mountpoint:
             try:
-                record(self.mountpoint, kernel_line(self.url, self.mountpoint, self.opts))
+                record(self.mountpoint, kernel_line(self.url, self.mountpoint, self.opts), owner=os.getpid())
             except OSError:
                 pass
 
     def destroy(self, path):
         if self.mountpoint:
             try:
-                record(self.mountpoint, None)
+                record(self.mountpoint, None, owner=os.getpid())
             except OSError:
                 pass
 

@@ -186,7 +186,7 @@ def test_filter_plugin_builds_known_hosts_from_hostvars():
 
 def spec(**over):
     base = {"image": "dgxpod/pytorch-mpi:24.05-py3", "gpus": "all", "shm_size": "1g",
-            "ulimits": {"stack": "67108864", "memlock": "-1"}, "volumes": ["/mnt:/mnt",
+            "ulimits": {"stack": "67108864", "memlock": "-1"}, "volumes": ["/mnt:/mnt:rslave",
             "/etc/dgxpod/container-ssh:/etc/dgxpod/mpi:ro"], "devices": ["/dev/infiniband"],
             "env_file": "/etc/dgxpod/nccl.env"}
     base.update(over)

@@ -143,3 +143,18 @@ def test_simulated_relative_threshold_is_looser_but_still_catches_half_rate():
     sim = [c for c in evaluate_iperf(tests, EXP, True) if c["check"] == "iperf_relative" and c["status"] == "fail"]
     assert len(real) == 3 and sim == []
     assert EXP["network"]["simulated_relative_fraction"]["value"] == 0.65
+
+
+def test_a_pair_through_a_slow_nic_fails_even_when_its_only_peer_was_slowed_too():
+    # seen on the simulator: sim-dgx2 enp12s0 shaped to 1 Gbit/s; its pair with sim-dgx4 measured 0.98 while
+    # the one link sharing no host with it (sim-dgx1<->sim-dgx3) was itself slowed by load to 1.63
+    perf = sample_perf(slow=("sim-dgx2", "data-12"), gbps=2.4, storage_gbps=4.0)
+    tests = perf["iperf"]["tests"]
+    for i, t in enumerate(tests):
+        if t["fabric"] == "data-12" and {t["client"], t["server"]} == {"sim-dgx1", "sim-dgx3"}:
+            tests[i] = dict(t, result=dict(t["result"], received_bps=1.63e9))
+    exp = deep_merge(EXP, {"network": {"simulated_relative_fraction": {"value": 0.55}}})
+    failed = [c for c in evaluate_iperf(tests, exp, simulated=True) if c["status"] == "fail"]
+    assert sorted(tuple(sorted(c["hosts"])) for c in failed) == [
+        ("sim-dgx1", "sim-dgx2"), ("sim-dgx2", "sim-dgx3"), ("sim-dgx2", "sim-dgx4")]
+    assert all("sim-dgx2 enp12s0" in c["cause"] and "slow in all its pairs" in c["cause"] for c in failed)

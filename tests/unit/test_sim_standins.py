@@ -288,3 +288,25 @@ def test_fake_sysfs_table_overflow_is_an_error(state):
     many = {"enp5s0": ["198.18.5.%d" % i for i in range(1, 10)]}
     with pytest.raises(ValueError, match="mlx5_0: 20 GIDs do not fit a 16-slot table"):
         hw.fake_sysfs_files(state, many)
+
+
+def test_nfs_standin_table_entry_is_only_dropped_by_its_owner(tmp_path):
+    # a container's copy of /mnt keeps an unmounted FUSE process alive; when it finally exits it must not
+    # remove the entry of the newer mount at the same mount point (seen on the simulator)
+    pytest.importorskip("libnfs")
+    pytest.importorskip("fuse")
+    import podsim_nfs
+
+    table = str(tmp_path / "mounts")
+    old = "198.18.5.211:/ifs /mnt/isilon3 nfs rw,vers=3,addr=198.18.5.211 0 0"
+    new = "198.18.5.211:/ifs /mnt/isilon3 nfs rw,vers=3,rsize=524288,addr=198.18.5.211 0 0"
+    other = "198.18.66.211:/ifs /mnt/isilon1 nfs rw,vers=3,addr=198.18.66.211 0 0"
+    podsim_nfs.record("/mnt/isilon1", other, table, owner=10)
+    podsim_nfs.record("/mnt/isilon3", old, table, owner=100)
+    podsim_nfs.record("/mnt/isilon3", new, table, owner=200)   # remounted while pid 100 still runs
+    podsim_nfs.record("/mnt/isilon3", None, table, owner=100)  # the old process exits late
+    assert open(table).read().splitlines() == [other, new]
+    podsim_nfs.record("/mnt/isilon3", None, table, owner=200)
+    assert open(table).read().splitlines() == [other]
+    podsim_nfs.record("/mnt/isilon1", None, table)  # no owner given: always dropped
+    assert open(table).read() == ""
