@@ -43,14 +43,14 @@ options:
     default: 3
   host_pfc_priorities:
     description:
-      - Per-host PFC priority where a host sets its own C(dgx_network_pfc_priority) ({host: priority});
+      - Per-host PFC priority where a host sets its own C(dgx_network_pfc_priority), as a dict of host to priority;
         hosts not listed use O(pfc_priority).
     type: dict
     default: {}
   switch_options:
     description:
-      - Per-switch C(switch_config_options) as set in the inventory ({switch: options}). The switch side of the
-        PFC cross-check uses each switch's own C(pfc_priority), as the switch_config role does.
+      - Per-switch C(switch_config_options) as set in the inventory, as a dict of switch to options.
+        The switch side of the PFC cross-check uses each switch's own C(pfc_priority), as the switch_config role does.
     type: dict
     default: {}
   fail_on_warnings:
