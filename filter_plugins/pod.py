@@ -28,6 +28,17 @@ def pod_model_vars(host_names, hostvars):
     return out
 
 
+def pod_var_map(host_names, hostvars, key):
+    """{host: hostvars[host][key]} for the hosts that define ``key`` in the inventory (others are left out, so the
+    consumer's default applies). Used by preflight for per-host/per-switch settings that are not model keys."""
+    out = {}
+    for name in host_names:
+        hv = hostvars[name]
+        if key in hv:
+            out[name] = hv[key]
+    return out
+
+
 def pod_scale_verbs_ports(nics, pod, port=1):
     """Spectrum Scale verbsPorts entries ['mlx5_0/1', ...]: the host's NICs with an RDMA device on InfiniBand
     fabrics that carry storage (module_utils/scale_plan.verbs_ports)."""
@@ -89,7 +100,7 @@ def pod_rdma_problems(rdma_nics, dgx_hw, pfc_priority):
 
 class FilterModule:
     def filters(self):
-        return {"pod_model_vars": pod_model_vars, "pod_nic_plan": pod_nic_plan,
+        return {"pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map, "pod_nic_plan": pod_nic_plan,
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets, "pod_pfc_bit": pod_pfc_bit,
                 "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,

@@ -41,6 +41,18 @@ options:
         Every switch port facing such a NIC must have PFC on this priority.
     type: int
     default: 3
+  host_pfc_priorities:
+    description:
+      - Per-host PFC priority where a host sets its own C(dgx_network_pfc_priority), as a dict of host to priority;
+        hosts not listed use O(pfc_priority).
+    type: dict
+    default: {}
+  switch_options:
+    description:
+      - Per-switch C(switch_config_options) as set in the inventory, as a dict of switch to options.
+        The switch side of the PFC cross-check uses each switch's own C(pfc_priority), as the switch_config role does.
+    type: dict
+    default: {}
   fail_on_warnings:
     description: Treat warnings as errors.
     type: bool
@@ -101,7 +113,7 @@ from ansible.module_utils.pod_sources import locate
 from ansible.module_utils.switch_model import cross_check
 
 
-def run(hosts, inventory_sources, profiles_dir, pfc_priority=3):
+def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorities=None, switch_options=None):
     """Validate; return (findings, summary). Pure apart from reading inventory and profile files."""
     profiles = sorted(os.path.splitext(os.path.basename(p))[0]
                       for p in glob.glob(os.path.join(profiles_dir, "*.yml")))
@@ -110,7 +122,8 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3):
     if not errors(findings):
         # host/switch QoS agreement needs a sound model (it derives each switch's config); MTU is checked
         # above already, so only the PFC findings are added here
-        findings += [f for f in cross_check(model, None, pfc_priority) if f.message.startswith("PFC mismatch")]
+        findings += [f for f in cross_check(model, None, pfc_priority, switch_options or {},
+                                            host_pfc_priorities or {}) if f.message.startswith("PFC mismatch")]
     for f in findings:
         groups = (hosts.get(f.host) or {}).get("group_names") or [] if f.host else []
         f.source = locate(inventory_sources, f.host, groups, f.var, f.path)
@@ -136,13 +149,16 @@ def main():
             profiles_dir=dict(type="path", required=True),
             fail_on_warnings=dict(type="bool", default=False),
             pfc_priority=dict(type="int", default=3),
+            host_pfc_priorities=dict(type="dict", default={}),
+            switch_options=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
     p = module.params
     if not os.path.isdir(p["profiles_dir"]):
         module.fail_json(msg="profiles_dir %s is not a directory" % p["profiles_dir"])
-    findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"], p["pfc_priority"])
+    findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"], p["pfc_priority"],
+                            p["host_pfc_priorities"], p["switch_options"])
     errs = errors(findings)
     warns = [f for f in findings if f.severity != "error"]
     result = dict(changed=False, findings=[f.as_dict() for f in findings], errors=len(errs),

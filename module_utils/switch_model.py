@@ -203,13 +203,17 @@ def structured_configs(model: Dict[str, Any], options: Optional[Dict[str, Any]] 
 
 
 def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
-                host_pfc_priority: int = ROCE_PFC_PRIORITY) -> List[Any]:
+                host_pfc_priority: int = ROCE_PFC_PRIORITY,
+                switch_options: Optional[Dict[str, Dict[str, Any]]] = None,
+                host_pfc_priorities: Optional[Dict[str, Any]] = None) -> List[Any]:
     """Host/switch cross-checks for preflight, as ``pod_model.Finding`` objects (one per mismatching NIC):
 
     - the port MTU the switch will get must hold the host MTU + 18 bytes of headers;
     - a NIC on a ``roce: lossless`` fabric must land on a port with PFC on the hosts' priority
-      (``host_pfc_priority``), and a port with PFC must face a lossless NIC.
-    Each finding names the switch, the port, the host and the NIC."""
+      (``host_pfc_priority``, or the host's own entry in ``host_pfc_priorities``), and a port with PFC must
+      face a lossless NIC.
+    ``switch_options`` ({switch: switch_config_options}) overrides ``options`` per switch, as the role does with
+    each switch's own variables. Each finding names the switch, the port, the host and the NIC."""
     try:
         from ansible.module_utils.pod_model import Finding
     except ImportError:
@@ -220,7 +224,8 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
         if "switches" not in (info.get("groups") or []) or not isinstance(sw, dict) or \
                 sw.get("model") not in SWITCH_MODELS or SWITCH_MODELS[sw["model"]].max_mtu is None:
             continue
-        cfg = structured_config(model, switch, options)
+        own = (switch_options or {}).get(switch)
+        cfg = structured_config(model, switch, dict(options or {}, **(own if isinstance(own, dict) else {})))
         by_port = {c["port"]: c for c in cabled_nics(model, switch)}
         for port in cfg["interfaces"]:
             peer = port.get("peer")
@@ -237,12 +242,13 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
                                    "MTU" % (port["name"], peer["host_mtu"] + ETHERNET_OVERHEAD)))
             lossless = cab["roce"] == "lossless"
             prio = (port.get("qos") or {}).get("pfc_priority")
-            if lossless and prio != host_pfc_priority:
+            host_prio = int((host_pfc_priorities or {}).get(peer["host"], host_pfc_priority))
+            if lossless and prio != host_prio:
                 out.append(Finding(peer["host"], "nics", path, "PFC mismatch on %s: the host uses PFC priority %d, "
-                                   "the switch port %s" % (who, host_pfc_priority,
+                                   "the switch port %s" % (who, host_prio,
                                                            "priority %s" % prio if prio is not None else "no PFC"),
-                                   "set switch_config_options.pfc_priority to %d (the hosts' priority)"
-                                   % host_pfc_priority))
+                                   "set switch_config_options.pfc_priority of %s to %d (the host's priority), or "
+                                   "dgx_network_pfc_priority of %s to %s" % (switch, host_prio, peer["host"], prio)))
             elif not lossless and prio is not None and not port.get("channel_group"):
                 out.append(Finding(peer["host"], "nics", path, "PFC mismatch on %s: the port has PFC priority %s "
                                    "but fabric %s is not lossless" % (who, prio, cab["fabric"]),

@@ -17,20 +17,55 @@ import re
 from typing import Any, Dict, List
 
 
+# The port table of EOS ``show priority-flow-control``. No captured output of a real switch was found in public
+# sources (tests/unit/fixtures/switch/SOURCES.md), so two layouts are accepted and anything else is reported as
+# unrecognised instead of being read as "PFC off":
+# - "flags": legend "E: PFC Enabled, D: PFC Disabled, A: PFC Active, W: PFC Watchdog Enabled", header
+#   "Port Status Priorities Action ... Note", rows "Et1/1  E A  3  -  DCBX disabled";
+# - "columns": header "Port Enabled Priorities Active Note", rows "Ethernet1  Yes  3  Yes  DCBX disabled" (the
+#   priorities cell is empty when PFC is off).
+_EOS_PORT = r"(?:Et|Ethernet|Po|Port-Channel)\d[\d/.]*"
+_EOS_FLAGS_ROW = re.compile(r"^(%s)\s+([EDAW](?: [EDAW])*)\s{2,}([\d ,]+|-)(?:\s|$)" % _EOS_PORT)
+_EOS_COLUMNS_ROW = re.compile(r"^(%s)\s+(Yes|No)\s+([\d ,]*?)\s*(Yes|No)(?:\s|$)" % _EOS_PORT, re.I)
+
+
+def _eos_layout(text: str) -> Any:
+    for line in text.splitlines():
+        cols = line.split()
+        if not cols or cols[0] != "Port":
+            continue
+        if "Status" in cols and "Priorities" in cols:
+            return "flags"
+        if "Enabled" in cols and "Active" in cols and "Priorities" in cols:
+            return "columns"
+    return None
+
+
 def parse_eos_pfc(text: str) -> Dict[str, Any]:
-    """{"global": bool|None, "ports": {"Et1/1": {"enabled": bool, "active": bool, "priorities": [3]}}}."""
-    out: Dict[str, Any] = {"global": None, "ports": {}}
+    """{"layout": "flags"|"columns"|None, "global": bool|None,
+    "ports": {"Et1/1": {"enabled": bool, "active": bool, "watchdog": bool|None, "priorities": [3]}}}.
+
+    ``layout`` is None when no known port-table header is in the output (then ``ports`` is empty)."""
+    layout = _eos_layout(text)
+    out: Dict[str, Any] = {"layout": layout, "global": None, "ports": {}}
     m = re.search(r"^Global PFC\s*:\s*(\w+)", text, re.M)
     if m:
         out["global"] = m.group(1).lower() == "enabled"
     for line in text.splitlines():
-        m = re.match(r"^((?:Et|Ethernet|Po|Port-Channel)[\d/]+)\s+([EDAW ]+?)\s{2,}([\d ,]+|-)\s", line + " ")
-        if not m:
-            continue
-        flags = m.group(2).split()
-        prios = [int(p) for p in re.findall(r"\d", m.group(3))]
-        out["ports"][_eos_short(m.group(1))] = {"enabled": "E" in flags, "active": "A" in flags,
-                                                "watchdog": "W" in flags, "priorities": prios}
+        line = line.rstrip()
+        if layout == "flags":
+            m = _EOS_FLAGS_ROW.match(line)
+            if m:
+                flags = m.group(2).split()
+                out["ports"][_eos_short(m.group(1))] = {
+                    "enabled": "E" in flags, "active": "A" in flags, "watchdog": "W" in flags,
+                    "priorities": [int(p) for p in re.findall(r"\d", m.group(3))]}
+        elif layout == "columns":
+            m = _EOS_COLUMNS_ROW.match(line)
+            if m:
+                out["ports"][_eos_short(m.group(1))] = {
+                    "enabled": m.group(2).lower() == "yes", "active": m.group(4).lower() == "yes",
+                    "watchdog": None, "priorities": [int(p) for p in re.findall(r"\d", m.group(3))]}
     return out
 
 
@@ -106,6 +141,11 @@ def verify_lossless(platform: str, output: str, expect: Dict[str, Any]) -> Dict[
     ports = list(expect.get("ports") or [])
     if platform == "eos":
         parsed = parse_eos_pfc(output)
+        if ports and parsed["layout"] is None:
+            first = next((ln.strip() for ln in output.splitlines() if ln.strip()), "")
+            problems.append("show priority-flow-control: no known port table in the output (first line: %r); "
+                            "cannot tell whether PFC is on - check the switch by hand" % first[:80])
+            ports = []
         for port in ports:
             got = parsed["ports"].get(_eos_short(port))
             if got is None or not got["enabled"]:

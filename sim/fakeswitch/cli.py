@@ -441,8 +441,8 @@ class EosSession(Session):
 
 
 def eos_show_pfc(items: List[List[Any]]) -> str:
-    """``show priority-flow-control`` for the running config, in EOS's layout (see
-    tests/unit/fixtures/switch/eos_show_priority_flow_control.txt for the real output it mimics)."""
+    """``show priority-flow-control`` for the running config, in the reconstructed "flags" layout of
+    tests/unit/fixtures/switch/eos_show_priority_flow_control.txt (not a capture: see SOURCES.md there)."""
     rows = []
     for line, children in sorted(items, key=_eos_order):
         if children is None or not line.startswith("interface Ethernet"):

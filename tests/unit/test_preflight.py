@@ -261,6 +261,33 @@ def test_host_switch_pfc_priority_mismatch_is_rejected():
     assert texts(clean) == []
 
 
+def test_pfc_mismatch_from_one_switchs_own_options_names_only_that_switch():
+    """switch_config_options.pfc_priority set for one switch (as group_vars/host_vars would): only its ports."""
+    import pod_preflight
+    from inventory_util import PROFILES, hostvars
+    inv = os.path.join(ROOT, "inventories", "dgxpod")
+    findings, _ = pod_preflight.run(hostvars(inv), [inv], PROFILES, 3,
+                                    switch_options={"data-sw2": {"pfc_priority": 4, "spanning_tree_mode": "mstp"}})
+    pfc = [f for f in findings if f.message.startswith("PFC mismatch")]
+    assert pfc and all(f.message.startswith("PFC mismatch on data-sw2 ") for f in pfc)
+    assert len(pfc) == (9 * 4 + 8 * 2) // 2  # half of the lossless ports are on data-sw2
+    assert "host uses PFC priority 3, the switch port priority 4" in pfc[0].message
+    assert "switch_config_options.pfc_priority of data-sw2 to 3" in pfc[0].fix
+    clean, _ = pod_preflight.run(hostvars(inv), [inv], PROFILES, 3, switch_options={"data-sw2": {"pfc_priority": 3}})
+    assert texts(clean) == []
+
+
+def test_pfc_mismatch_from_one_hosts_own_priority_names_only_that_host():
+    import pod_preflight
+    from inventory_util import PROFILES, hostvars
+    inv = os.path.join(ROOT, "inventories", "dgxpod")
+    findings, _ = pod_preflight.run(hostvars(inv), [inv], PROFILES, 3, host_pfc_priorities={"DGX1-3": "4"})
+    pfc = [f for f in findings if f.message.startswith("PFC mismatch")]
+    assert {f.host for f in pfc} == {"DGX1-3"} and len(pfc) == 4  # DGX-1: 4 RoCE NICs
+    assert all("host uses PFC priority 4, the switch port priority 3" in f.message for f in pfc)
+    assert "dgx_network_pfc_priority of DGX1-3 to 3" in pfc[0].fix
+
+
 # --- Spectrum Scale keys (pod.storage.scale) on the 000 (ESS 3000) inventory
 ESS_POD = "group_vars/all/pod.yml"
 

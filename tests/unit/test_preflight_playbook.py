@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from inventory_util import ROOT, copy_inventory, edit_yaml
 
@@ -49,3 +50,24 @@ def test_check_mode_preflight(tmp_path):
     """Preflight is read-only and runs the same in --check mode."""
     res = run_playbook("playbooks/preflight.yml", os.path.join(ROOT, "inventories", "dgxpod"), "--check")
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("where,value,host", [
+    ("group_vars/switches.yml", {"switch_config_options": {"pfc_priority": 4, "spanning_tree_mode": "mstp",
+                                                            "ib_subnet_manager": "auto"}}, "DGX1-1"),
+    ("host_vars/DGX1-5.yml", {"dgx_network_pfc_priority": 5}, "DGX1-5")])
+def test_pfc_priority_set_per_group_or_host_is_cross_checked(tmp_path, where, value, host):
+    """The switch side (switch_config_options of group switches) and the host side (dgx_network_pfc_priority of
+    one host) are read from the inventory where they are set, not only from localhost's variables."""
+    inv = copy_inventory("dgxpod", str(tmp_path))
+    path = os.path.join(inv, where)
+    if os.path.exists(path):
+        edit_yaml(path, lambda d: dict(d or {}, **value))
+    else:
+        with open(path, "w", encoding="utf-8") as fh:
+            yaml.safe_dump(value, fh)
+    res = run_playbook("playbooks/preflight.yml", inv)
+    out = " ".join((res.stdout + res.stderr).split())  # the callback wraps long lines
+    assert res.returncode != 0, out[-3000:]
+    assert "PFC mismatch on data-sw" in out and "(host %s NIC " % host in out
+    assert "no host or switch was contacted" in out

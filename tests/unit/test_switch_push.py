@@ -212,3 +212,26 @@ def test_slow_replies_within_and_beyond_the_command_timeout(fresh, tmp_path):
     with pytest.raises(PushError):
         run(params(fresh, "cumulus", tmp_path, command_timeout=1, connect_timeout=2))
     fresh.set_faults("sw-cumulus")
+
+
+@pytest.mark.parametrize("platform,reject,after", [
+    # Onyx has no sessions: the lines before the rejected one are live until the module restores the backup
+    ("onyx", r"^roce lossless", "restored"),
+    # NVUE: nothing is applied before nv config apply; the pending revision is detached
+    ("cumulus", r"link mtu 9216", "detach")])
+def test_rejected_line_leaves_the_running_config_as_before(fresh, tmp_path, platform, reject, after):
+    p = params(fresh, platform, tmp_path)
+    before = fresh.state("sw-" + platform)["running"]
+    fresh.set_faults("sw-" + platform, reject=reject)
+    with pytest.raises(PushError) as err:
+        run(p)
+    assert "rejected a line" in err.value.msg, err.value.msg
+    assert after in err.value.msg
+    if platform == "onyx":
+        assert err.value.result.get("restored") is True
+    state = fresh.state("sw-" + platform)
+    assert state["running"] == before and state["saves"] == 0 and state["startup"] is None
+    assert state["pending"] in (None, [], {})  # NVUE: no pending revision left behind
+    assert os.path.exists(err.value.result["backup_path"])
+    fresh.set_faults("sw-" + platform)
+    assert run(p)["changed"] and run(p)["changed"] is False

@@ -37,7 +37,7 @@ def test_nvue_show_qos_roce_table_and_json():
 
 def test_eos_show_priority_flow_control():
     p = parse_eos_pfc(fixture("eos_show_priority_flow_control.txt"))
-    assert p["global"] is True
+    assert p["layout"] == "flags" and p["global"] is True
     assert p["ports"]["Et1/1"] == {"enabled": True, "active": True, "watchdog": False, "priorities": [3]}
     assert p["ports"]["Et19/1"]["priorities"] == [3, 4] and p["ports"]["Et20/1"]["enabled"] is False
     res = verify_lossless("eos", fixture("eos_show_priority_flow_control.txt"),
@@ -78,3 +78,46 @@ def test_eos_remediation_keeps_unmanaged_lines():
     desired = "hostname s\n!\ninterface Ethernet1/1\n   mtu 9214\n!\nend\n"
     rem = remediation("eos", running, desired)
     assert rem.commands == ["no ip route 10.0.0.0/8 10.55.67.9", "interface Ethernet1/1", "   mtu 9214", "exit"]
+
+
+def test_eos_show_priority_flow_control_column_layout():
+    """The other published table shape (Enabled/Active as Yes/No, empty priorities when off)."""
+    p = parse_eos_pfc(fixture("eos_show_priority_flow_control_columns.txt"))
+    assert p["layout"] == "columns" and p["global"] is None
+    assert p["ports"]["Et1/1"] == {"enabled": True, "active": True, "watchdog": None, "priorities": [3]}
+    assert p["ports"]["Et2/1"]["active"] is False and p["ports"]["Et19/1"]["priorities"] == [3, 4]
+    assert p["ports"]["Et20/1"] == {"enabled": False, "active": False, "watchdog": None, "priorities": []}
+    res = verify_lossless("eos", fixture("eos_show_priority_flow_control_columns.txt"),
+                          {"pfc_priority": 3, "ports": ["Ethernet1/1", "Ethernet19/1", "Ethernet20/1"]})
+    assert res["problems"] == ["Ethernet20/1: PFC is not enabled"]
+    four = verify_lossless("eos", fixture("eos_show_priority_flow_control_columns.txt"),
+                           {"pfc_priority": 4, "ports": ["Ethernet1/1"]})
+    assert four["problems"] == ["Ethernet1/1: priority 4 is not no-drop (no-drop: 3)"]
+
+
+def test_eos_flags_layout_from_the_fake_switch_matches_the_fixture_parse():
+    """The fake switch renders the flags layout from its running config; the parser reads it back."""
+    import sys
+
+    from test_switch_helpers import ROOT
+    sys.path.insert(0, ROOT)
+    from sim.fakeswitch.cli import eos_show_pfc
+    running = [["interface Ethernet1/1", ["mtu 9214", "priority-flow-control on",
+                                          "priority-flow-control priority 3 no-drop"]],
+               ["interface Ethernet2/1", ["priority-flow-control priority 4 no-drop"]],
+               ["interface Ethernet3/1", ["mtu 9214"]]]
+    p = parse_eos_pfc(eos_show_pfc(running))
+    assert p["layout"] == "flags" and p["global"] is True
+    assert p["ports"] == {"Et1/1": {"enabled": True, "active": True, "watchdog": False, "priorities": [3]},
+                          "Et2/1": {"enabled": False, "active": False, "watchdog": False, "priorities": [4]}}
+
+
+def test_eos_unknown_output_is_not_read_as_pfc_off():
+    for text in ("% Invalid input\n", "", "Interface  PFC\nEt1/1      on\n"):
+        p = parse_eos_pfc(text)
+        assert p["layout"] is None and p["ports"] == {}
+        res = verify_lossless("eos", text, {"pfc_priority": 3, "ports": ["Ethernet1/1", "Ethernet2/1"]})
+        assert not res["ok"] and len(res["problems"]) == 1
+        assert "no known port table" in res["problems"][0] and "PFC is not enabled" not in res["problems"][0]
+    # nothing expected lossless: an empty or unknown output is fine
+    assert verify_lossless("eos", "% Invalid input\n", {"pfc_priority": None, "ports": []})["ok"]
