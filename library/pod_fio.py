@@ -1,6 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-"""Ansible module: the RA's fio read job on this host's data directories; parsed result; files always removed."""
+"""Ansible module: the RA's fio read job on this host's data directories; parsed result; files always removed
+(phase=all), or one phase of it (layout / read at a common start_at / cleanup) for a multi-node barrier."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -13,10 +14,15 @@ description:
     file per job spread round-robin over I(directories) (job i uses directory i mod len(directories)).
   - Two phases - a layout phase writes the files (C(rw=write), reported as I(layout)), then the read phase
     reads them for I(runtime) seconds after I(ramp_time) (C(time_based)); the read result is I(result).
+  - With I(phase=all) (the default) one call runs both. Several nodes started one after another then read
+    at different times (each layout ends when it ends), so a playbook measuring nodes together runs
+    I(phase=layout) on all of them, waits, then I(phase=read) on all of them with one common I(start_at),
+    and I(phase=cleanup) on all of them whatever happened (playbooks/tasks/perf_fio_step.yml).
   - The files (named after the host, so nodes sharing an export never collide) and the job files are
-    B(always removed), also after a failure or a timeout. Every step is bounded - a directory that does
+    B(always removed), also after a failure or a timeout - except after a successful I(phase=layout), which
+    keeps them for I(phase=read). Every step is bounded - a directory that does
     not answer (storage node down) is reported within I(probe_timeout) seconds, fio is killed after
-    I(timeout) seconds.
+    I(timeout) seconds, the wait for I(start_at) lasts at most 600 seconds.
   - A missing fio, an unreachable directory, a fio job error or a timeout give I(status=error) with a
     I(reason), not a task failure (unless I(fail_on_error)), so the playbook records it and goes on.
   - Check mode runs nothing and returns the job files that would run.
@@ -27,6 +33,27 @@ options:
     type: list
     elements: path
     required: true
+  phase:
+    description:
+      - C(all) - layout (if I(layout)), read, remove the files.
+      - C(layout) - create the directories (I(create_dirs)), write the files and B(keep) them; after a failure
+        the files and the directories it created are removed.
+      - C(read) - the files must exist with the full I(size) (else I(status=error) naming the file; fio is
+        not left to lay them out unmeasured); wait for I(start_at), read, then always remove the files and
+        (I(create_dirs)) the empty directories.
+      - C(cleanup) - remove this I(prefix)'s files on this host (C(<prefix>.<host>.<n>), any n) and
+        (I(create_dirs)) the empty directories; nothing to remove is fine. fio is not needed.
+      - The same I(directories), I(numjobs), I(size) and I(prefix) must be given to every phase.
+    type: str
+    choices: [all, layout, read, cleanup]
+    default: all
+  start_at:
+    description:
+      - I(phase=read) only - wall-clock time (seconds since the epoch) at which the read starts, so that
+        nodes started one after another read together. Hosts need synchronised clocks (NTP). At most
+        600 s of waiting; a time already past starts at once, and more than 2 s past is reported as
+        I(late_by).
+    type: float
   numjobs:
     description: Jobs (= files, = concurrent readers); the RA sets the number of GPUs per host.
     type: int
@@ -65,7 +92,9 @@ options:
         capacity (001 §3.4).
     type: int
   layout:
-    description: Run the layout (write) phase first. Without it fio lays files out itself, unmeasured.
+    description:
+      - I(phase=all) only - run the layout (write) phase first. Without it fio lays files out itself,
+        unmeasured.
     type: bool
     default: true
   prefix:
@@ -73,12 +102,15 @@ options:
     type: str
     default: podfio
   timeout:
-    description: Seconds after which a phase's fio is killed (default - 2 x (ramp_time + runtime) + 120).
+    description: Seconds after which a phase's fio is killed (default - 2 x (ramp_time + runtime) + 120); the
+      wait for I(start_at) does not count.
     type: int
   create_dirs:
     description:
       - Create missing I(directories) (one level, below an existing mount point) before the test and remove
         them afterwards when they are empty (C(rmdir); on a shared export the last node to finish does).
+        I(phase=layout) creates them (and removes them only after a failure), I(phase=read) and
+        I(phase=cleanup) remove them when empty.
         Each step is bounded by I(probe_timeout), so a dead mount costs
         one probe, not a hung task.
     type: bool
@@ -95,7 +127,7 @@ options:
     type: bool
     default: false
 notes:
-  - Supports check mode - nothing runs, no file is created; I(jobfiles) shows what would run.
+  - Supports check mode - nothing runs, no file is created or removed; I(jobfiles) shows what would run.
   - A process blocked on an unreachable NFS server cannot always be killed; the module then gives up
     waiting after the timeout, reports the error and that the clean-up may be incomplete.
 author:
@@ -110,6 +142,30 @@ EXAMPLES = r"""
     size: 256MiB
     runtime: 10
   register: fio
+
+- name: Lay out the files (every node of a step, async), keep them
+  pod_fio:
+    directories: [/mnt/isilon1/fio, /mnt/isilon2/fio]
+    numjobs: 8
+    size: 256MiB
+    phase: layout
+    create_dirs: true
+
+- name: Read together (every node gets the same start_at), remove the files
+  pod_fio:
+    directories: [/mnt/isilon1/fio, /mnt/isilon2/fio]
+    numjobs: 8
+    size: 256MiB
+    runtime: 10
+    phase: read
+    start_at: "{{ fio_start_at }}"  # set once (set_fact on the controller), the same for every node
+    create_dirs: true
+
+- name: Whatever happened - remove this prefix's files and the empty test directories
+  pod_fio:
+    directories: [/mnt/isilon1/fio, /mnt/isilon2/fio]
+    phase: cleanup
+    create_dirs: true
 """
 
 RETURN = r"""
@@ -117,31 +173,50 @@ status:
   description: C(ok), C(error) (see I(reason)) or C(skipped) (check mode).
   returned: always
   type: str
+phase:
+  description: The I(phase) that ran.
+  returned: always
+  type: str
 reason:
-  description: Why the test failed to run or which jobs reported errors.
+  description: Why the test failed to run, which jobs reported errors, which file I(phase=read) found
+    missing or short, or what I(phase=cleanup) could not remove.
   returned: when status is error
   type: str
 result:
   description: Parsed read phase (module_utils/fio_parse.py) - jobs, aggregate.read.bw_bytes, iops,
-    clat_percentiles_ns, errors, version.
+    clat_percentiles_ns, errors, version; empty when no read ran (I(phase=layout), I(phase=cleanup), errors).
   returned: unless check mode
   type: dict
 layout:
   description: Parsed layout (write) phase.
   returned: when layout ran
   type: dict
+started_at:
+  description: Wall-clock time (seconds since the epoch) at which the read phase's fio was started.
+  returned: when the read phase ran
+  type: float
+late_by:
+  description: Seconds the read started after I(start_at), when more than 2 (the Ansible launch took longer
+    than the margin the playbook allowed - this node did not read together with the others for that long).
+  returned: when phase is read, start_at was given and the read started more than 2 s late
+  type: float
+removed:
+  description: The files I(phase=cleanup) removed.
+  returned: when phase is cleanup
+  type: list
+  elements: str
 files:
   description: The job -> directory/file plan.
   returned: always
   type: list
   elements: dict
 jobfiles:
-  description: The fio job files (layout, read).
+  description: The fio job files (layout, read) the phase runs; empty for I(phase=cleanup).
   returned: always
   type: dict
 cleanup:
   description: C(ok), or what could not be removed.
-  returned: unless check mode
+  returned: unless check mode, except after a successful I(phase=layout) (its files are kept)
   type: str
 seconds:
   description: Wall-clock time of the whole test.
@@ -158,8 +233,12 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.fio_parse import parse_fio
-from ansible.module_utils.perf_cmd import fio_jobfile
+from ansible.module_utils.perf_cmd import fio_jobfile, fio_size_bytes
 from ansible.module_utils.perf_plan import fio_files
+
+PHASES = ("all", "layout", "read", "cleanup")
+LATE_TOLERANCE = 2.0  # seconds past start_at that still count as "on time"
+MAX_WAIT = 600.0  # start_at further ahead than this is waited for this long only
 
 
 def _run_bounded(argv, timeout):
@@ -208,10 +287,70 @@ def _cleanup(paths, timeout):
     return "ok"
 
 
+def _check_files(files, expected, timeout):
+    """phase=read: None when every file exists with at least ``expected`` bytes (None: any size), else why not,
+    naming the file. One bounded stat per directory, so a dead mount is named too."""
+    by_dir = {}
+    for f in files:
+        by_dir.setdefault(f["directory"], []).append(os.path.join(f["directory"], f["filename"]))
+    problems = []
+    for directory, paths in by_dir.items():
+        try:
+            rc, out, _, timed_out = _run_bounded(["stat", "-c", "%s %n", "--"] + paths, timeout)
+        except OSError as exc:
+            return "cannot check the files in %s: %s" % (directory, exc)
+        if timed_out:
+            return "%s did not answer within %ds (storage node down or mount hung?)" % (directory, timeout)
+        sizes = {}
+        for line in out.splitlines():
+            size, _, name = line.partition(" ")
+            if size.isdigit():
+                sizes[name] = int(size)
+        for path in paths:
+            if path not in sizes:
+                problems.append("%s is missing" % path)
+            elif expected is not None and sizes[path] < expected:
+                problems.append("%s has %d bytes, not %d" % (path, sizes[path], expected))
+    if not problems:
+        return None
+    more = " (and %d more)" % (len(problems) - 1) if len(problems) > 1 else ""
+    return "%s%s: phase=read reads the files of a successful phase=layout, it does not lay them out" % (
+        problems[0], more)
+
+
+def _own_files(directories, stem, timeout):
+    """phase=cleanup: (files named <stem><digits> in the directories, [directories that did not answer]).
+    All directories are listed at once, so a dead mount costs ``timeout`` seconds once, not per directory."""
+    pattern = "".join("\\" + c if c in "*?[]\\" else c for c in stem) + "*"
+    procs = []
+    for d in dict.fromkeys(directories):
+        procs.append((d, subprocess.Popen(["find", d, "-maxdepth", "1", "-type", "f", "-name", pattern, "-print"],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          start_new_session=True, env=dict(os.environ, LC_ALL="C"))))
+    deadline = time.time() + timeout
+    found, dead = [], []
+    for d, proc in procs:
+        try:
+            out, _ = proc.communicate(timeout=max(0.1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            dead.append(d)
+            continue
+        for path in out.splitlines():  # a missing directory lists nothing: nothing to remove
+            if os.path.basename(path)[len(stem):].isdigit():
+                found.append(path)
+    return found, dead
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             directories=dict(type="list", elements="path", required=True),
+            phase=dict(type="str", default="all", choices=list(PHASES)),
+            start_at=dict(type="float"),
             numjobs=dict(type="int", default=8),
             size=dict(type="str", default="1GiB"),
             runtime=dict(type="int", default=30),
@@ -232,40 +371,98 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    phase = p["phase"]
     if not p["directories"]:
         module.fail_json(msg="directories must name at least one directory")
+    if p["start_at"] is not None and phase != "read":
+        module.fail_json(msg="start_at is only used with phase=read")
     host = socket.gethostname().split(".")[0]
-    files = fio_files(p["directories"], p["numjobs"], prefix="%s.%s" % (p["prefix"], host))
+    stem = "%s.%s" % (p["prefix"], host)
+    files = fio_files(p["directories"], p["numjobs"], prefix=stem)
     common = dict(bs=p["bs"], ioengine=p["ioengine"], iodepth=p["iodepth"], direct=p["direct"], size=p["size"],
                   runtime=p["runtime"], ramp_time=p["ramp_time"], rate_iops=p["rate_iops"])
-    jobfiles = {"read": fio_jobfile(files, "read", **common)}
-    if p["layout"]:
-        jobfiles["layout"] = fio_jobfile(files, "layout", **common)
-    out = {"files": files, "jobfiles": jobfiles}
+    if phase == "all":
+        jobfiles = {"read": fio_jobfile(files, "read", **common)}
+        if p["layout"]:
+            jobfiles["layout"] = fio_jobfile(files, "layout", **common)
+    elif phase in ("layout", "read"):
+        jobfiles = {phase: fio_jobfile(files, phase, **common)}
+    else:
+        jobfiles = {}
+    out = {"phase": phase, "files": files, "jobfiles": jobfiles}
     if module.check_mode:
         module.exit_json(changed=False, status="skipped", **out)
 
-    def finish(status, reason=None, **extra):
+    def finish(status, reason=None, changed=None, **extra):
         out.update(extra)
         out["status"] = status
         if reason:
             out["reason"] = reason
         if status == "error" and p["fail_on_error"]:
             module.fail_json(msg=reason, **out)
-        module.exit_json(changed=status != "error" or bool(out.get("layout")), **out)
+        if changed is None:
+            changed = status != "error" or bool(out.get("layout"))
+        module.exit_json(changed=changed, **out)
 
+    started = time.time()
+    targets = [os.path.join(f["directory"], f["filename"]) for f in files]
+    if phase == "cleanup":
+        cleanup_phase(p, stem, started, finish)
     fio = p["fio_path"] or module.get_bin_path("fio")
     if not fio or not os.access(fio, os.X_OK):
-        finish("error", "fio is not installed on this host", result={}, cleanup="ok", seconds=0.0)
-    started = time.time()
+        if phase == "read":  # the files of the layout phase go anyway
+            clean = _cleanup(targets, max(p["probe_timeout"], 10))
+            remove_dirs(p, [])
+        else:
+            clean = "ok"
+        finish("error", "fio is not installed on this host", result={}, cleanup=clean,
+               seconds=round(time.time() - started, 1))
     created = []
+    if phase != "read":
+        why = prepare_dirs(p, created)
+        if why:
+            remove_dirs(p, created)
+            finish("error", why, result={}, cleanup="ok", seconds=round(time.time() - started, 1))
+    limit = p["timeout"] or 2 * (p["ramp_time"] + p["runtime"]) + 120
+    tmpdir = tempfile.mkdtemp(prefix="pod_fio.")
+    reason = None
+    keep = False
+    try:
+        if phase == "read":
+            reason = _check_files(files, fio_size_bytes(p["size"]), p["probe_timeout"])
+            if not reason and p["start_at"] is not None:
+                time.sleep(max(0.0, min(MAX_WAIT, p["start_at"] - time.time())))
+                late = time.time() - p["start_at"]
+                if late > LATE_TOLERANCE:
+                    out["late_by"] = round(late, 1)
+        if phase == "all":
+            phases = (["layout"] if p["layout"] else []) + ["read"]
+        else:
+            phases = [] if reason else [phase]
+        for name in phases:
+            reason = run_fio(fio, tmpdir, name, jobfiles[name], limit, out)
+            if reason:
+                break
+        keep = phase == "layout" and not reason
+    finally:
+        if not keep:
+            out["cleanup"] = _cleanup(targets, max(p["probe_timeout"], 10))
+        for name in os.listdir(tmpdir):
+            os.remove(os.path.join(tmpdir, name))
+        os.rmdir(tmpdir)
+        if not keep:
+            remove_dirs(p, created)
+    out.setdefault("result", {})
+    out["seconds"] = round(time.time() - started, 1)
+    if reason:
+        finish("error", reason)
+    if out.get("cleanup", "ok") != "ok":
+        finish("error", "test ran but its files were not all removed: %s" % out["cleanup"])
+    finish("ok")
 
-    def remove_created():
-        # every node tries: on a shared namespace (one Isilon export behind every mount) another node may
-        # have created the directory, and only the last one to finish finds it empty
-        for d in reversed(p["directories"] if p["create_dirs"] else created):
-            _run_bounded(["rmdir", "--", d], p["probe_timeout"])
 
+def prepare_dirs(p, created):
+    """Probe (create_dirs - create) every directory, bounded; None, or why not. Created ones go to ``created``."""
     for d in p["directories"]:
         if p["create_dirs"]:
             why = _probe(os.path.dirname(d.rstrip("/")) or "/", p["probe_timeout"])
@@ -278,43 +475,49 @@ def main():
         else:
             why = _probe(d, p["probe_timeout"])
         if why:
-            remove_created()
-            finish("error", why, result={}, cleanup="ok", seconds=round(time.time() - started, 1))
-    limit = p["timeout"] or 2 * (p["ramp_time"] + p["runtime"]) + 120
-    targets = [os.path.join(f["directory"], f["filename"]) for f in files]
-    tmpdir = tempfile.mkdtemp(prefix="pod_fio.")
-    reason = None
-    try:
-        phases = (["layout"] if p["layout"] else []) + ["read"]
-        for phase in phases:
-            path = os.path.join(tmpdir, "%s.fio" % phase)
-            with open(path, "w") as fh:
-                fh.write(jobfiles[phase])
-            rc, stdout, stderr, timed_out = _run_bounded([fio, "--output-format=json", path], limit)
-            parsed = parse_fio(stdout)
-            out["result" if phase == "read" else "layout"] = parsed
-            if timed_out:
-                reason = "fio %s phase did not finish within %ds (killed)" % (phase, limit)
-                break
-            if parsed["status"] != "ok":
-                detail = parsed["error"]
-                if not parsed["jobs"]:
-                    detail = (stderr.strip().splitlines() or ["fio exited %s" % rc])[-1]
-                reason = "fio %s phase: %s" % (phase, detail)
-                break
-    finally:
-        out["cleanup"] = _cleanup(targets, max(p["probe_timeout"], 10))
-        for name in os.listdir(tmpdir):
-            os.remove(os.path.join(tmpdir, name))
-        os.rmdir(tmpdir)
-        remove_created()
-    out.setdefault("result", {})
-    out["seconds"] = round(time.time() - started, 1)
-    if reason:
-        finish("error", reason)
-    if out["cleanup"] != "ok":
-        finish("error", "test ran but its files were not all removed: %s" % out["cleanup"])
-    finish("ok")
+            return why
+    return None
+
+
+def remove_dirs(p, created, skip=()):
+    # every node tries: on a shared namespace (one Isilon export behind every mount) another node may
+    # have created the directory, and only the last one to finish finds it empty
+    for d in reversed(p["directories"] if p["create_dirs"] else created):
+        if d not in skip:
+            _run_bounded(["rmdir", "--", d], p["probe_timeout"])
+
+
+def run_fio(fio, tmpdir, phase, jobfile, limit, out):
+    """One fio phase; its parsed result goes to out (read -> result, layout -> layout). None, or why it failed."""
+    path = os.path.join(tmpdir, "%s.fio" % phase)
+    with open(path, "w") as fh:
+        fh.write(jobfile)
+    if phase == "read":
+        out["started_at"] = round(time.time(), 3)
+    rc, stdout, stderr, timed_out = _run_bounded([fio, "--output-format=json", path], limit)
+    parsed = parse_fio(stdout)
+    out["result" if phase == "read" else "layout"] = parsed
+    if timed_out:
+        return "fio %s phase did not finish within %ds (killed)" % (phase, limit)
+    if parsed["status"] != "ok":
+        detail = parsed["error"]
+        if not parsed["jobs"]:
+            detail = (stderr.strip().splitlines() or ["fio exited %s" % rc])[-1]
+        return "fio %s phase: %s" % (phase, detail)
+    return None
+
+
+def cleanup_phase(p, stem, started, finish):
+    """phase=cleanup: remove this prefix's files (any job number) and, with create_dirs, the empty directories."""
+    found, dead = _own_files(p["directories"], stem + ".", p["probe_timeout"])
+    clean = _cleanup(found, max(p["probe_timeout"], 10))
+    remove_dirs(p, [], skip=dead)  # a directory that did not answer would only cost another timeout
+    problems = [] if clean == "ok" else [clean]
+    problems += ["%s did not answer within %ds (storage node down or mount hung?): its files, if any, are left"
+                 % (d, p["probe_timeout"]) for d in dead]
+    status = "error" if problems else "ok"
+    finish(status, "; ".join(problems) or None, changed=bool(found), removed=found if clean == "ok" else [],
+           result={}, cleanup="; ".join(problems) or "ok", seconds=round(time.time() - started, 1))
 
 
 if __name__ == "__main__":

@@ -93,3 +93,24 @@ def size_bytes(text: str) -> int:
     num = s.rstrip("kmgt")
     unit = s[len(num):]
     return int(float(num) * SIZE_UNITS[unit])
+
+
+def fio_size_bytes(text: str, kb_base: int = 1000) -> Optional[int]:
+    """The bytes fio gives a file of ``size=text`` in a job with ``kb_base`` (None if not a plain size, e.g. a
+    percentage): the IEC forms ('16MiB', '1Gi') are powers of 1024, the others ('16M', '16MB', '16m', '64g')
+    powers of ``kb_base`` (fio-3.33 with kb_base=1000 writes 16000000 bytes for '16M', 16777216 for '16MiB')."""
+    s = str(text).strip().lower()
+    if s.endswith("b") and not s[:-1].isdigit():
+        s = s[:-1]
+    base = int(kb_base)
+    if s.endswith("i"):
+        s, base = s[:-1], 1024
+    num = s.rstrip("kmgtp")
+    unit = s[len(num):]
+    if len(unit) > 1:
+        return None
+    try:
+        value = float(num)
+    except ValueError:
+        return None
+    return int(value * base ** ("kmgtp".index(unit) + 1) if unit else value) if value >= 0 else None

@@ -109,6 +109,120 @@ def test_fio_runs_parses_cleans_up_and_bounds_errors(tmp_path):
     assert all(os.listdir(x) == [] for x in dirs)  # nothing left behind, whatever happened
 
 
+
+@needs
+def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
+    host = socket.gethostname().split(".")[0]
+    dirs = [str(tmp_path / "m1"), str(tmp_path / "m2")]
+    for d in dirs:
+        os.mkdir(d)
+    sub = [d + "/sub" for d in dirs]
+    stray = os.path.join(dirs[0], "mine.%s.notes" % host)  # not <prefix>.<host>.<n>: cleanup leaves it
+    with open(stray, "w") as fh:
+        fh.write("x")
+    common = {"directories": dirs, "numjobs": 3, "size": "8MiB", "runtime": 1}
+    r = run_tasks(tmp_path, [
+        ("pod_fio", "layout", dict(common, phase="layout", prefix="waits")),
+        ("ansible.builtin.set_fact", "t0", {"t0": "{{ now().timestamp() }}"}),
+        ("pod_fio", "read waits", dict(common, phase="read", prefix="waits", start_at="{{ t0 | float + 2.5 }}")),
+        ("ansible.builtin.set_fact", "t1", {"t1": "{{ now().timestamp() }}"}),
+        ("pod_fio", "read without layout", dict(common, phase="read", prefix="nolayout")),
+        ("pod_fio", "layout short", dict(common, phase="layout", prefix="short")),
+        ("ansible.builtin.command", "truncate", {"argv": ["truncate", "-s", "1M",
+                                                          os.path.join(dirs[1], "short.%s.1" % host)]}),
+        ("pod_fio", "read short", dict(common, phase="read", prefix="short")),
+        ("pod_fio", "layout late", dict(common, phase="layout", prefix="late")),
+        ("pod_fio", "read late", dict(common, phase="read", prefix="late", start_at="{{ now().timestamp() - 10 }}")),
+        ("pod_fio", "layout mine", dict(common, phase="layout", prefix="mine")),
+        ("pod_fio", "layout other", dict(common, numjobs=2, phase="layout", prefix="other")),
+        ("pod_fio", "cleanup mine", {"directories": dirs, "phase": "cleanup", "prefix": "mine"}),
+        ("pod_fio", "cleanup again", {"directories": dirs + [dirs[0] + "/gone"], "phase": "cleanup",
+                                      "prefix": "mine"}),
+        ("pod_fio", "layout sub", dict(common, directories=sub, phase="layout", create_dirs=True)),
+        ("pod_fio", "read sub", dict(common, directories=sub, phase="read", create_dirs=True)),
+        ("pod_fio", "start_at misplaced", dict(common, phase="layout", start_at=1.0)),
+        ("pod_fio", "dry read", dict(common, phase="read", start_at=1.0), True),
+    ])
+    lay = r["layout"]
+    assert lay["status"] == "ok" and lay["phase"] == "layout", lay
+    assert lay["layout"]["aggregate"]["write"]["bw_bytes"] > 0 and lay["result"] == {} and "cleanup" not in lay
+    # the read: waited for start_at (2.5 s after t0; the read itself takes 1 s), then read and removed the files
+    t0, t1 = float(r["t0"]["ansible_facts"]["t0"]), float(r["t1"]["ansible_facts"]["t1"])
+    rd = r["read waits"]
+    assert rd["status"] == "ok" and rd["cleanup"] == "ok", rd
+    assert rd["result"]["aggregate"]["read"]["bw_bytes"] > 0 and len(rd["result"]["jobs"]) == 3
+    assert t1 - t0 >= 3.5, (t0, t1)
+    assert t0 + 2.49 <= rd["started_at"] < t0 + 3.5 and "late_by" not in rd, (t0, rd["started_at"])
+    # files missing or short: an error naming the file, fio never lays them out
+    no = r["read without layout"]
+    assert no["status"] == "error" and os.path.join(dirs[0], "nolayout.%s.0" % host) in no["reason"], no
+    assert "missing" in no["reason"] and no["result"] == {} and "started_at" not in no
+    short = r["read short"]
+    assert short["status"] == "error" and "short.%s.1 has 1048576 bytes, not 8388608" % host in short["reason"]
+    assert "started_at" not in short and short["cleanup"] == "ok"
+    late = r["read late"]
+    assert late["status"] == "ok" and 9.5 <= late["late_by"] < 30, late
+    # cleanup: only its own prefix (any job number), nothing to remove is fine, a missing directory too
+    mine = r["cleanup mine"]
+    assert mine["status"] == "ok" and mine["changed"], mine
+    assert sorted(mine["removed"]) == sorted(os.path.join(dirs[i % 2], "mine.%s.%d" % (host, i)) for i in range(3))
+    again = r["cleanup again"]
+    assert again["status"] == "ok" and again["removed"] == [] and not again["changed"], again
+    assert sorted(os.listdir(dirs[0])) == sorted(["mine.%s.notes" % host, "other.%s.0" % host])
+    assert sorted(os.listdir(dirs[1])) == ["other.%s.1" % host]
+    # create_dirs: the layout makes and keeps the directories, the read removes files and directories
+    assert r["layout sub"]["status"] == "ok" and r["read sub"]["status"] == "ok", r["read sub"]
+    assert not any(os.path.exists(d) for d in sub)
+    assert r["start_at misplaced"].get("failed") and "phase=read" in r["start_at misplaced"]["msg"]
+    dry = r["dry read"]
+    assert dry["status"] == "skipped" and list(dry["jobfiles"]) == ["read"] and "rw=read" in dry["jobfiles"]["read"]
+
+
+@needs
+def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
+    """playbooks/tasks/perf_fio_step.yml on three 'nodes' that are this machine (connection local, a temporary
+    directory per data mount): the reads start at one moment, a failed layout is recorded and not read,
+    nothing is left."""
+    mnt = tmp_path / "mnt"
+    for i in (1, 2):
+        os.makedirs(str(mnt) + str(i))
+    inventory = {"all": {"vars": {"ansible_connection": "local",
+                                  "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+                                  "pod": {"storage": {"data_mounts": 2, "data_mount_prefix": str(mnt)}}},
+                         "hosts": {"n1": {}, "n2": {}, "n3": {}, "localhost": {}}}}
+    (tmp_path / "inv.json").write_text(json.dumps(inventory))
+    play = [{"hosts": "localhost", "gather_facts": False,
+             "vars": {"pod_perf_steps": [["n1", "n2", "n3"]], "pod_perf_fio_seconds": 40,
+                      "pod_perf_run": {"fio": {"size": "16MiB", "runtime": 2}},
+                      # 0 jobs: fio refuses the layout ("No job(s) defined") - a node whose layout failed
+                      "pod_perf_ctx": {"nodes": {"n1": {"gpus": 2}, "n2": {"gpus": 3}, "n3": {"gpus": 0}}},
+                      "pod_perf_fio_steps": []},
+             "tasks": [{"ansible.builtin.include_tasks": os.path.join(ROOT, "playbooks", "tasks", "perf_fio_step.yml"),
+                        "loop": "{{ pod_perf_steps }}",
+                        "loop_control": {"loop_var": "pod_perf_nodes", "index_var": "pod_perf_step_index"}},
+                       {"ansible.builtin.copy": {"content": "{{ pod_perf_fio_steps | to_json }}",
+                                                 "dest": str(tmp_path / "steps.json")}}]}]
+    (tmp_path / "play.json").write_text(json.dumps(play))
+    res = subprocess.run([PLAYBOOK, "-i", str(tmp_path / "inv.json"), str(tmp_path / "play.json")], cwd=ROOT,
+                         env=dict(ENV, ANSIBLE_STDOUT_CALLBACK="default"), capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    step = json.loads((tmp_path / "steps.json").read_text())[0]
+    got = step["results"]
+    assert step["nodes"] == ["n1", "n2", "n3"]
+    for h, jobs in (("n1", 2), ("n2", 3)):
+        assert got[h]["status"] == "ok", got[h]
+        assert len(got[h]["result"]["jobs"]) == jobs and got[h]["result"]["aggregate"]["read"]["bw_bytes"] > 0
+        assert got[h]["layout"]["aggregate"]["write"]["bw_bytes"] > 0 and got[h]["cleanup"] == "ok"
+        assert step["start_at"] - 0.01 <= got[h]["started_at"] < step["start_at"] + 1.5 and got[h]["late_by"] is None
+    assert abs(got["n1"]["started_at"] - got["n2"]["started_at"]) < 1.0
+    assert got["n3"]["status"] == "error" and got["n3"]["reason"].startswith("layout: fio layout phase"), got["n3"]
+    assert "started_at" not in got["n3"] and got["n3"]["result"] == {}
+    assert "skipping: [localhost] => (item=n3)" in res.stdout  # not read
+    assert "reading together from" in res.stdout
+    assert sorted(os.listdir(str(mnt) + "1")) == [] and sorted(os.listdir(str(mnt) + "2")) == []
+
+
 def test_report_role_writes_four_files(tmp_path):
     sample = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "unit", "perf_sample.py")], cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "module_utils")),
