@@ -83,18 +83,6 @@ def fio_jobfile(files: Sequence[Dict[str, Any]], phase: str, bs: str = "1024KiB"
     return "\n".join(lines) + "\n"
 
 
-SIZE_UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "t": 1024 ** 4}
-
-
-def size_bytes(text: str) -> int:
-    """'1GiB' / '512MiB' / '64g' / '1048576' -> bytes (binary units, as fio reads sizes with kb_base=1024;
-    with kb_base=1000 fio reads '1G' as 10^9 but 'GiB' stays binary: we always write the 'iB' forms)."""
-    s = str(text).strip().lower().replace("ib", "").replace("b", "")
-    num = s.rstrip("kmgt")
-    unit = s[len(num):]
-    return int(float(num) * SIZE_UNITS[unit])
-
-
 def fio_size_bytes(text: str, kb_base: int = 1000) -> Optional[int]:
     """The bytes fio gives a file of ``size=text`` in a job with ``kb_base`` (None if not a plain size, e.g. a
     percentage): the IEC forms ('16MiB', '1Gi') are powers of 1024, the others ('16M', '16MB', '16m', '64g')
