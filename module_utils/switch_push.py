@@ -6,7 +6,9 @@ result) when the switch could not be brought to the desired config. Apply is ato
 allows it and otherwise restores the backup:
 
 - EOS: ``configure session <name>`` -> lines -> ``show session-config diffs`` -> ``commit``; ``abort`` on any
-  rejected line. A dropped connection leaves the session uncommitted: the running config is unchanged.
+  rejected line. A dropped connection leaves the session uncommitted: the running config is unchanged. If
+  the connection drops during ``commit`` the module reconnects: the new config in place means the commit took
+  effect (the run goes on, with a warning); the old one means it did not (the run fails, saying so).
 - Onyx / mlnx-ib: lines in ``configure terminal``; on a rejected line or a dropped connection the backup is
   restored (remediation back to it); ``configuration write`` only after a clean push and an empty re-diff.
 - Cumulus NVUE: ``nv config detach`` (drop any stale pending revision), ``nv set``/``nv unset`` lines, then
@@ -131,7 +133,10 @@ class SwitchPush:
                 left = remediation(self.platform, after_text, self.p["config"])
                 if left.changed:
                     raise PushError("the switch did not converge: after the push, these commands are still "
-                                    "needed: %s" % "; ".join(left.commands[:10]), self.result)
+                                    "needed: %s; the change is in the running config but not saved, the config "
+                                    "before it is in %s" % ("; ".join(left.commands[:10]),
+                                                            self.result.get("backup_path") or "no backup (no "
+                                                            "backup_dir)"), self.result)
                 self._save()
             if self.p.get("verify_lossless") and self.platform != "mlnx-ib" and not (check_mode and rem.changed):
                 self._verify()
@@ -195,6 +200,7 @@ class SwitchPush:
                             "is unchanged" % (exc, name), self.result) from None
         except Exception as exc:  # noqa: BLE001 - a dropped connection, a timeout
             self._after_drop("config session %s was never committed" % name, exc)
+            return
         try:
             diffs = self._send("show session-config diffs", expect_string=r"\)#")
             self.result["session_diff"] = diffs
@@ -202,6 +208,7 @@ class SwitchPush:
                                          read_timeout=float(self.p.get("command_timeout", 60)))
         except Exception as exc:  # noqa: BLE001
             self._after_drop("the connection dropped before or during commit of session %s" % name, exc)
+            return
         if re.search(pattern, out or "", re.M):
             self._abort_eos(name)
             raise PushError("commit of session %s failed: %s" % (name, out.strip()), self.result)
@@ -224,10 +231,12 @@ class SwitchPush:
                             "the applied config is unchanged" % exc, self.result) from None
         except Exception as exc:  # noqa: BLE001
             self._after_drop("nothing was applied (no nv config apply was sent)", exc)
+            return
         try:
             out = self._send("nv config apply -y")
         except Exception as exc:  # noqa: BLE001
             self._after_drop("the connection dropped during nv config apply", exc)
+            return
         if re.search(pattern, out or "", re.M):
             self._detach_quietly()
             raise PushError("nv config apply failed: %s" % out.strip(), self.result)
@@ -272,7 +281,11 @@ class SwitchPush:
             problem, self.result.get("backup_path")), self.result)
 
     def _after_drop(self, what: str, exc: Exception) -> None:
-        """The connection broke mid-push: report what the switch holds now (reconnect and compare)."""
+        """The connection broke mid-push: reconnect and compare what the switch holds now.
+
+        Returns (on the new connection) when the running config is entirely the new one - the commit took
+        effect and only its reply was lost - so the run goes on to re-read, save and verify as usual; raises
+        PushError otherwise, saying whether the running config is the old one or neither."""
         detail = _clean(exc, self.p)
         state = "could not reconnect to check the running config"
         try:
@@ -281,6 +294,11 @@ class SwitchPush:
             now = self.read_running()
             if not remediation(self.platform, now, self.p["config"]).changed:
                 state = "the running config is the new one"
+                self.result["after_drop"] = state
+                self.result.setdefault("warnings", []).append(
+                    "connection lost during the push (%s): %s; reconnected and found the new config in place, "
+                    "so the run went on to save and verify it" % (detail, what))
+                return
             elif not remediation(self.platform, now, self.result["diff"]["before"] or "\n",
                                  extra_scope=self.p["config"]).changed:
                 state = "the running config is unchanged (old)"

@@ -13,7 +13,10 @@ SSH login that turns lines typed into output, the way the real CLI does it - as 
   ``% Unrecognized command``, ``Error: ...``, ``-bash: ...: command not found``);
 - faults from ``state["faults"]``: ``reject`` (a regex: matching config lines fail as invalid),
   ``drop_after_lines`` (close the connection when the K+1-th config line arrives, before applying it;
-  ``drop_times`` says how many connections this hits, default 1), ``delay`` (seconds before every reply).
+  ``drop_times`` says how many connections this hits, default 1), ``delay`` (seconds before every reply),
+  ``ignore`` (a regex: matching config lines are accepted without error but not applied - a switch that
+  does not converge), ``drop_after_commit`` (a count: the next N EOS ``commit``s / NVUE
+  ``nv config apply -y`` take effect, then the connection drops before the reply).
 
 This is a test double for CI and the pod-in-a-box; it is not a switch.
 """
@@ -93,8 +96,9 @@ class Session:
         return self._command(line)
 
     # -- faults
-    def _fault_before_config_line(self, line: str) -> Optional[Reply]:
-        """Apply drop/reject faults to a config line; None when the line may proceed."""
+    def _fault_drop_before(self) -> Optional[Reply]:
+        """drop_after_lines: drop the connection instead of taking the K+1-th config line (EOS counts the
+        session's ``commit`` as a config line too)."""
         faults = self.dev.faults()
         drop_after = faults.get("drop_after_lines")
         if drop_after is not None and int(faults.get("drop_times", 1)) > 0:
@@ -104,10 +108,32 @@ class Session:
                 self.dropped = True
                 return "", "drop"
         self.config_lines += 1
+        return None
+
+    def _fault_before_config_line(self, line: str) -> Optional[Reply]:
+        """Apply drop/reject/ignore faults to a config line; None when the line may proceed."""
+        dropped = self._fault_drop_before()
+        if dropped is not None:
+            return dropped
+        faults = self.dev.faults()
         reject = faults.get("reject")
         if reject and re.search(reject, line):
             return self._invalid(line), None
+        ignore = faults.get("ignore")
+        if ignore and re.search(ignore, line):
+            return "", None  # accepted, silently not applied
         return None
+
+    def _fault_after_commit(self) -> Optional[Reply]:
+        """After a commit took effect: drop the connection before the reply, if the fault says so."""
+        faults = self.dev.faults()
+        left = int(faults.get("drop_after_commit") or 0)
+        if left <= 0:
+            return None
+        faults["drop_after_commit"] = left - 1
+        self.dev.save()
+        self.dropped = True
+        return "", "drop"
 
     def _invalid(self, line: str) -> str:
         raise NotImplementedError
@@ -360,6 +386,10 @@ class EosSession(Session):
                 self._leave_config()
             return "", None
         if self.session_name is not None and line in ("commit", "abort"):
+            if line == "commit":
+                dropped = self._fault_drop_before()
+                if dropped is not None:
+                    return dropped
             name = self.session_name
             items = self.dev.state["sessions"].pop(name)
             if line == "commit":
@@ -368,6 +398,8 @@ class EosSession(Session):
                 self._sync_hostname()
             self.dev.save()
             self._leave_config()
+            if line == "commit":
+                return self._fault_after_commit() or ("", None)
             return "", None
         m = re.match(r"^configure session ([A-Za-z0-9_.-]+)$", line)
         if m:
@@ -881,7 +913,7 @@ class CumulusSession(Session):
                 if t[:2] == ["system", "hostname"]:
                     self.dev.state["hostname"] = t[2]
             self.dev.save()
-            return "applied [rev_id: %d]" % self.dev.state["revision"], None
+            return self._fault_after_commit() or ("applied [rev_id: %d]" % self.dev.state["revision"], None)
         if rest[:1] == ["save"]:
             self.dev.state["startup"] = list(self.dev.state["running"])
             self.dev.state["saves"] = int(self.dev.state.get("saves", 0)) + 1

@@ -6,6 +6,7 @@ Every connection goes to 127.0.0.1 (the fake server); nothing else is contacted.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
@@ -163,6 +164,54 @@ def test_dropped_connection_leaves_old_or_new(fresh, platform, tmp_path):
     assert now["running"] == old  # with a drop before the commit/apply, it is the old one
     fresh.set_faults("sw-" + platform)
     assert run(p)["changed"] and run(p)["changed"] is False  # the next run converges
+
+
+@pytest.mark.parametrize("platform", ["eos", "cumulus"])
+def test_drop_after_the_commit_took_effect_goes_on_to_save_and_verify(fresh, platform, tmp_path):
+    """The commit/apply took effect and only its reply was lost: the module reconnects, finds the new config,
+    and still saves and verifies it - otherwise a re-run would say changed=0 and the switch would lose the
+    change at its next reload (startup config never written)."""
+    p = params(fresh, platform, tmp_path, command_timeout=4)
+    fresh.set_faults("sw-" + platform, drop_after_commit=1)
+    res = run(p)
+    st = fresh.state("sw-" + platform)
+    assert st["faults"]["drop_after_commit"] == 0  # the fault did fire
+    assert res["changed"] and res["after_drop"] == "the running config is the new one"
+    assert any("found the new config" in w for w in res["warnings"])
+    assert res.get("saved") is True and st["startup"] == st["running"]
+    assert res["lossless"]["ok"]
+    assert os.path.exists(res["backup_path"])
+    assert run(p)["changed"] is False
+
+
+def test_drop_during_commit_that_did_not_take_effect_fails_naming_the_old_config(fresh, tmp_path):
+    # the drop hits the commit line itself (before it is applied): the session is never committed
+    p = params(fresh, "eos", tmp_path, command_timeout=4)
+    old = fresh.state("sw-eos")["running"]
+    n = len([c for c in run(p, check=True)["commands"] if c.strip() not in ("exit", "end")])
+    fresh.set_faults("sw-eos", drop_after_lines=n, drop_times=1)
+    with pytest.raises(PushError) as err:
+        run(p)
+    assert "commit" in err.value.msg and "unchanged (old)" in err.value.msg, err.value.msg
+    st = fresh.state("sw-eos")
+    assert st["running"] == old and st["commits"] == 0
+
+
+@pytest.mark.parametrize("platform", sorted(USERS))
+def test_a_switch_that_does_not_apply_a_line_fails_as_not_converged(fresh, platform, tmp_path):
+    """The switch accepts a line without error but does not apply it (a silently normalised or ignored
+    command): the re-read after the push still differs, the run fails naming the line and the backup, and
+    nothing is saved."""
+    p = params(fresh, platform, tmp_path)
+    ignore = {"eos": r"^priority-flow-control priority 3", "onyx": r"^roce lossless",
+              "cumulus": r"^nv set qos roce mode"}[platform]
+    fresh.set_faults("sw-" + platform, ignore=ignore)
+    with pytest.raises(PushError) as err:
+        run(p)
+    msg = err.value.msg
+    assert "did not converge" in msg and err.value.result["backup_path"] in msg, msg
+    assert re.search(ignore.lstrip("^"), msg), msg
+    assert fresh.state("sw-" + platform)["saves"] == 0
 
 
 def _show(fake, platform):
