@@ -198,7 +198,11 @@ def main() -> None:
     try:
         result = SwitchPush(module.params).run(module.check_mode)
     except PushError as exc:
+        for warning in exc.result.pop("warnings", []):
+            module.warn(warning)
         module.fail_json(msg=exc.msg, **exc.result)
+    for warning in result.pop("warnings", []):
+        module.warn(warning)
     lossless = result.get("lossless")
     if lossless is not None and not lossless["ok"]:
         module.fail_json(msg="lossless RoCE state differs from the model: %s" % "; ".join(lossless["problems"]),

@@ -6,6 +6,8 @@
     podsim status [--json]                                       what runs; exit 0 only if healthy
     podsim exec NODE -- CMD...                                   run CMD inside a node
     podsim shape NODE NIC (--rate 40gbit | --clear)              tc TBF on a node's link
+    podsim switch SWITCH [--show] [--fault K=V]... [--clear-faults] [--cli LINE]...
+                                                                 a fake switch: config, faults, CLI lines
     podsim inventory [--nodes N] [--storage M]                   print the inventory (no root needed)
 
 Nodes are network namespaces (netns `sim-dgx1`...), each with private mount + UTS namespaces held by
@@ -21,6 +23,7 @@ import argparse
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -755,7 +758,8 @@ def fake_switch_args(paths: Paths, pod: pm.Pod) -> list[str]:
 
 def ensure_fake_switches(st: State, paths: Paths, pod: pm.Pod, actions: list[str]) -> None:
     """One fake switch SSH server process (asyncssh, sim/fakeswitch) serving every switch of the pod on
-    127.0.0.1, recorded like the nodes' daemons; its config state persists in the state dir across ups."""
+    127.0.0.1, recorded like the nodes' daemons. Its config state (the state dir's switches/) lives until
+    ``down`` (reset_fake_switches)."""
     rec = st.data.get("fakeswitch")
     if alive(rec):
         return
@@ -770,6 +774,17 @@ def ensure_fake_switches(st: State, paths: Paths, pod: pm.Pod, actions: list[str
         die("fake switch server not listening after 20 s on %s (see %s/switches/fakeswitch.log)" % (
             ", ".join("%s:%d" % a for a in late), paths.root))
     actions.append("started fake switches %s (pid %d)" % (", ".join(pm.SWITCHES), p.pid))
+
+
+def reset_fake_switches(paths: Paths) -> None:
+    """``down`` leaves no config behind on the switches either: their state files go (the server's host key
+    stays, like the nodes' keys), so the next ``up`` starts factory-fresh switches and its first deploy
+    pushes their whole config, as it does the nodes'."""
+    sw_dir = os.path.join(paths.root, "switches")
+    for name in pm.SWITCHES:
+        for f in (name + ".json", "ready.json"):
+            if os.path.exists(os.path.join(sw_dir, f)):
+                os.unlink(os.path.join(sw_dir, f))
 
 
 # --------------------------------------------------------------------------- verbs
@@ -1006,6 +1021,7 @@ def cmd_down(args) -> int:
             if os.path.exists(paths.state):
                 os.unlink(paths.state)
             shutil.rmtree(paths.nodes, ignore_errors=True)
+            reset_fake_switches(paths)
             if args.purge:
                 shutil.rmtree(paths.root, ignore_errors=True)
         else:
@@ -1109,6 +1125,70 @@ def cmd_shape(args) -> int:
     return 0
 
 
+SWITCH_FAULTS = {"reject": str, "ignore": str, "drop_after_lines": int, "drop_times": int,
+                 "drop_after_commit": int, "delay": float}
+
+
+def parse_switch_faults(specs: list[str]) -> dict:
+    """``--fault KEY=VALUE`` items -> the fake switch's fault dict (sim/fakeswitch/cli.py), checked."""
+    faults: dict = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or key not in SWITCH_FAULTS:
+            raise ValueError("bad --fault %r: use KEY=VALUE with KEY one of %s" % (spec, ", ".join(SWITCH_FAULTS)))
+        try:
+            faults[key] = SWITCH_FAULTS[key](value)
+            if SWITCH_FAULTS[key] is str:
+                re.compile(value)
+            elif faults[key] < 0:
+                raise ValueError("negative")
+        except (ValueError, re.error) as e:
+            raise ValueError("bad --fault %s=%r: %s" % (key, value, e)) from None
+    return faults
+
+
+def cmd_switch(args) -> int:
+    """Work on one fake switch's state file (read at every line the server handles): show its running
+    config, set or clear faults, or type CLI lines into it as a person on its console would (the same CLI
+    code the SSH server runs, so the same grammar and errors)."""
+    from fakeswitch.cli import Device
+    from fakeswitch.server import load_state, state_path, write_state
+
+    paths = Paths(state_dir())
+    path = state_path(os.path.join(paths.root, "switches"), args.switch)
+    if args.switch not in pm.SWITCHES or not os.path.exists(path):
+        die("no fake switch %s (the pod's switches: %s; `sim/podsim up` starts them)" % (
+            args.switch, ", ".join(pm.SWITCHES)))
+    try:
+        faults = parse_switch_faults(args.fault or [])
+    except ValueError as e:
+        die(str(e), 2)
+    dev = Device(load_state(path), lambda state: write_state(path, state))
+    if args.clear_faults or faults:
+        dev.state["faults"] = {} if args.clear_faults else dict(dev.state.get("faults") or {})
+        dev.state["faults"].update(faults)
+        dev.save()
+        log("%s: faults %s" % (args.switch, json.dumps(dev.state["faults"], sort_keys=True) or "{}"))
+    bad = 0
+    if args.cli:
+        session = dev.session()
+        for line in args.cli:
+            dev.state = load_state(path)
+            prompt = session.prompt()
+            out, action = session.handle(line)
+            print(prompt + line)
+            if out:
+                print(out)
+            if re.search(r"^% |^Error:|command not found", out or "", re.M):
+                bad += 1
+            if action in ("close", "drop"):
+                break
+    if args.show:
+        print(dev.session().handle({"cumulus": "nv config show -o commands"}.get(
+            dev.platform, "show running-config"))[0])
+    return 1 if bad else 0
+
+
 def cmd_inventory(args) -> int:
     try:
         sys.stdout.write(pm.render_inventory(pm.pod_shape(args.nodes, args.storage)))
@@ -1143,6 +1223,15 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--rate", help="e.g. 40gbit, 500mbit")
     g.add_argument("--clear", action="store_true")
     p.set_defaults(func=cmd_shape)
+    p = sub.add_parser("switch", help="a fake switch: show its config, inject faults, type CLI lines")
+    p.add_argument("switch", help="sim-sw1, sim-sw2")
+    p.add_argument("--show", action="store_true", help="print the running config (after --cli lines)")
+    p.add_argument("--fault", action="append", metavar="KEY=VALUE",
+                   help="set a fault (kept until --clear-faults): %s" % ", ".join(SWITCH_FAULTS))
+    p.add_argument("--clear-faults", action="store_true", help="clear every fault (before any --fault)")
+    p.add_argument("--cli", action="append", metavar="LINE",
+                   help="a CLI line, in order (start with enable / configure); exit 1 if the switch rejects one")
+    p.set_defaults(func=cmd_switch)
     p = sub.add_parser("inventory", help="print the inventory for a size (no root needed)")
     p.add_argument("--nodes", type=int, default=pm.DEFAULT_NODES)
     p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)

@@ -74,6 +74,73 @@ def test_site_converges_then_changes_nothing(pod):
     assert all(s["changed"] == 0 and s["failed"] == 0 for s in stats.values()), stats
 
 
+def switch_show(sw):
+    return run(PODSIM, "switch", sw, "--show", check=True).stdout
+
+
+def switch_drift(sw, port="Ethernet1/1", mtu=1500):
+    """Change a port's MTU on the fake switch by hand, as a person at its console would."""
+    res = run(PODSIM, "switch", sw, "--cli", "enable", "--cli", "configure", "--cli", "interface " + port,
+              "--cli", "mtu %d" % mtu, "--cli", "end", check=True)
+    assert "Invalid" not in res.stdout, res.stdout
+
+
+def test_switch_drift_bad_line_and_dropped_sessions_on_the_fake_switches(pod):
+    """The issue's switch acceptance on the pod-in-a-box (fake EOS switches over SSH, started by podsim up):
+    drift shows in --check --diff and a run fixes it, with a backup; a rejected line aborts the EOS session
+    and leaves the running config byte-identical; a drop before the commit leaves the old config; a drop
+    after the commit took effect is recovered (saved and verified)."""
+    sw = "sim-sw1"
+    playbook = ("ansible-playbook", "playbooks/switches.yml", "-e", "switch_config_command_timeout=6")
+    backups = os.path.join(ROOT, "build", sw, "backups")
+    n_backups = len(os.listdir(backups)) if os.path.isdir(backups) else 0
+    try:
+        # drift: shown, not applied, then fixed with one backup holding the drifted config
+        switch_drift(sw)
+        drifted = switch_show(sw)
+        check = run(*playbook, "--check", "--diff")
+        assert check.returncode == 0, check.stdout[-3000:]
+        assert re.search(r"^-\s+mtu 1500$", check.stdout, re.M), check.stdout[-3000:]
+        assert re.search(r"^\+\s+mtu 9214$", check.stdout, re.M), check.stdout[-3000:]
+        assert {h: s["changed"] for h, s in recap(check.stdout).items()} == {sw: 1, "sim-sw2": 0}
+        assert switch_show(sw) == drifted
+        fix = run(*playbook, check=True)
+        assert recap(fix.stdout)[sw]["changed"] == 1
+        new = sorted(os.listdir(backups))[n_backups:]
+        assert len(new) == 1, new
+        with open(os.path.join(backups, new[0])) as fh:
+            assert "mtu 1500" in fh.read()
+        good = switch_show(sw)
+        assert "mtu 1500" not in good
+        assert recap(run(*playbook, check=True).stdout)[sw]["changed"] == 0
+        # a line the switch rejects: the session is aborted, the running config is byte-identical
+        switch_drift(sw)
+        before = switch_show(sw)
+        run(PODSIM, "switch", sw, "--fault", "reject=^mtu 9214", check=True)
+        bad = run(*playbook)
+        assert bad.returncode != 0 and recap(bad.stdout)[sw]["failed"] == 1
+        assert "aborted, the running config is unchanged" in bad.stdout, bad.stdout[-3000:]
+        assert switch_show(sw) == before
+        # the connection drops after the first config line: the session was never committed (old config)
+        run(PODSIM, "switch", sw, "--clear-faults", "--fault", "drop_after_lines=1", check=True)
+        dropped = run(*playbook)
+        assert dropped.returncode != 0, dropped.stdout[-3000:]
+        assert "never committed" in dropped.stdout and "unchanged (old)" in dropped.stdout, dropped.stdout[-3000:]
+        assert switch_show(sw) == before
+        # the commit takes effect but its reply is lost: reconnect, find the new config, save and verify it
+        run(PODSIM, "switch", sw, "--clear-faults", "--fault", "drop_after_commit=1", check=True)
+        late = run(*playbook, check=True)
+        assert recap(late.stdout)[sw]["changed"] == 1
+        assert "found the new config in place" in late.stderr, late.stderr[-3000:]  # an Ansible [WARNING]
+        assert switch_show(sw) == good
+        with open(os.path.join(ROOT, "sim", ".state", "switches", sw + ".json")) as fh:
+            state = json.load(fh)
+        assert state["faults"]["drop_after_commit"] == 0 and state["startup"] == state["running"]
+    finally:
+        run(PODSIM, "switch", sw, "--clear-faults", check=True)
+    assert recap(run(*playbook, check=True).stdout)[sw]["changed"] == 0
+
+
 def test_validate_writes_a_simulated_report(pod):
     IFS_BEFORE.update(os.listdir(os.path.join(ROOT, "sim", ".state", "ifs")))
     res = run("ansible-playbook", "validate.yml", timeout=1200, check=True)

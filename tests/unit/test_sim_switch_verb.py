@@ -1,0 +1,82 @@
+"""`sim/podsim switch`: a fake switch's config, faults and CLI lines, on a state directory of its own (no root,
+no server: the verb works on the state file the server reads at every line), and `down`'s reset of it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "sim"))
+sys.path.insert(0, ROOT)
+import podsim  # noqa: E402
+
+from sim.fakeswitch.cli import new_state  # noqa: E402
+from sim.fakeswitch.server import write_state  # noqa: E402
+
+
+@pytest.fixture
+def state(tmp_path):
+    sw = tmp_path / "switches"
+    sw.mkdir()
+    write_state(str(sw / "sim-sw1.json"), new_state("eos", "sim-sw1"))
+    (sw / "ssh_host_ed25519_key").write_text("key\n")
+    return tmp_path
+
+
+def podsim_switch(state, *args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "sim", "podsim.py"), "switch", *args],
+                          env=dict(os.environ, PODSIM_STATE=str(state)), capture_output=True, text=True,
+                          timeout=60)
+
+
+def saved(state):
+    with open(state / "switches" / "sim-sw1.json") as fh:
+        return json.load(fh)
+
+
+def test_cli_lines_change_the_running_config_like_a_console_session(state):
+    res = podsim_switch(state, "sim-sw1", "--cli", "enable", "--cli", "configure", "--cli", "interface Ethernet1/1",
+                        "--cli", "mtu 1500", "--cli", "end", "--show")
+    assert res.returncode == 0, res.stderr
+    assert "sim-sw1(config-if-Et1/1)#mtu 1500" in res.stdout  # the prompt the line was typed at
+    assert "interface Ethernet1/1\n   mtu 1500" in res.stdout  # --show after the lines
+    assert ["interface Ethernet1/1", ["mtu 1500"]] in saved(state)["running"]
+
+
+def test_a_rejected_cli_line_exits_1_with_the_vendor_error(state):
+    res = podsim_switch(state, "sim-sw1", "--cli", "enable", "--cli", "configure", "--cli", "mtu bogus")
+    assert res.returncode == 1 and "% Invalid input" in res.stdout, res.stdout
+
+
+def test_faults_are_set_merged_and_cleared(state):
+    assert podsim_switch(state, "sim-sw1", "--fault", "reject=^mtu 9214").returncode == 0
+    assert podsim_switch(state, "sim-sw1", "--fault", "drop_after_commit=1").returncode == 0
+    assert saved(state)["faults"] == {"reject": "^mtu 9214", "drop_after_commit": 1}
+    res = podsim_switch(state, "sim-sw1", "--clear-faults", "--fault", "delay=0.5")
+    assert res.returncode == 0 and saved(state)["faults"] == {"delay": 0.5}
+    assert podsim_switch(state, "sim-sw1", "--clear-faults").returncode == 0
+    assert saved(state)["faults"] == {}
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("reject", "use KEY=VALUE"), ("explode=1", "use KEY=VALUE"), ("drop_after_lines=x", "drop_after_lines"),
+    ("drop_after_commit=-1", "negative"), ("reject=^mtu [", "unterminated")])
+def test_bad_faults_are_refused_and_change_nothing(state, spec, says):
+    res = podsim_switch(state, "sim-sw1", "--fault", spec)
+    assert res.returncode == 2 and says in res.stderr, res.stderr
+    assert saved(state)["faults"] == {}
+
+
+def test_an_unknown_switch_is_named(state):
+    res = podsim_switch(state, "sim-sw7", "--show")
+    assert res.returncode == 1 and "no fake switch sim-sw7" in res.stderr and "sim-sw1, sim-sw2" in res.stderr
+
+
+def test_down_resets_the_switches_to_factory_but_keeps_the_host_key(state):
+    (state / "switches" / "ready.json").write_text("{}")
+    podsim.reset_fake_switches(podsim.Paths(str(state)))
+    assert sorted(os.listdir(state / "switches")) == ["ssh_host_ed25519_key"]
