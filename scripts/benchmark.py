@@ -4,7 +4,7 @@
     .venv/bin/python scripts/benchmark.py [--nodes 4 16] [--output docs/benchmarks.md]
 
 For each pod size: sim up (cold), sim up again (idempotent), site.yml first run, site.yml re-run
-(must be changed=0), validate.yml state checks only, the containers check, the whole validate.yml
+(must be changed=0), switches.yml alone, validate.yml state checks only, the containers check, the whole validate.yml
 (iperf3 + fio, quick profile; pods up to --full-validate-max nodes), sim down. Also the set-up
 re-run and the unit tests.
 Run as root on an otherwise idle machine; it builds and removes the simulator itself.
@@ -85,6 +85,8 @@ def measure_sizes(args, podsim, rows) -> None:
         rows.append(("site.yml first run", n, t, "changed=%d" % changed_total(out)))
         t, out = timed(["ansible-playbook", "site.yml"])
         rows.append(("site.yml re-run", n, t, "changed=%d" % changed_total(out)))
+        t, out = timed(["ansible-playbook", "playbooks/switches.yml"])
+        rows.append(("switches.yml alone, unchanged (2 fake EOS switches)", n, t, "changed=%d" % changed_total(out)))
         t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", "iperf,fio"])
         rows.append(("validate.yml --skip-tags iperf,fio (state checks)", n, t, summary(out)))
         t, out = timed(["ansible-playbook", "validate.yml", "--tags", "containers"])
