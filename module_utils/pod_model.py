@@ -205,7 +205,7 @@ PORT_SCHEMA: Schema = {
 }
 VLAN_SCHEMA: Schema = {
     "name": Field("str", hint="letters, digits, '_', '-', '.'; up to 32 characters"),
-    "address": Field("ipv4if", hint="the switch's SVI address, e.g. 10.55.5.1/24"),
+    "address": Field("ipv4if", hint="10.55.5.1/24 (the switch's address in the VLAN)"),
 }
 SWITCH_SCHEMA: Schema = {
     "platform": Field("str", True, PLATFORMS),
@@ -350,8 +350,8 @@ def check_schema(value: Any, spec: Any, var: str, path: str, host: Optional[str]
         if field_spec.schema is not None:
             ok = check_schema(value, field_spec.schema, var, path, host, out)
         elif field_spec.values is not None:
-            for k, v in value.items():
-                ok = check_schema(v, field_spec.values, var, _join(path, k), host, out) and ok
+            for k, v in value.items():  # mapping keys are written path.key, also when they are numbers
+                ok = check_schema(v, field_spec.values, var, "%s.%s" % (path, k), host, out) and ok
     return ok
 
 
