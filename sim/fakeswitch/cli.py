@@ -227,6 +227,11 @@ class EosConfig:
     @staticmethod
     def apply(lines: List[str], line: str, top: bool) -> None:
         """Apply one (already validated) line to a list of lines (a section's children or top-level lines)."""
+        if not top and line in ("no switchport", "switchport"):  # routed port on/off; "no switchport" is shown
+            lines[:] = [x for x in lines if x != "no switchport" and not x.startswith("switchport ")]
+            if line == "no switchport":
+                lines.append(line)
+            return
         if line.startswith("no "):
             target = line[3:]
             key = eos_key(target)
