@@ -11,7 +11,8 @@ description:
   - Checks the pod model held in the inventory (see docs/pod-model.md) - types, required keys,
     unknown keys, and cross-checks such as duplicate IPs or host names, an address outside its
     fabric subnet, a NIC cabled to a port that does not exist or to a port already in use, a host
-    MTU that does not fit the switch port MTU, an unknown RA profile.
+    MTU that does not fit the switch port MTU, an unknown RA profile, a bad switch VLAN or SVI
+    address, and a NIC whose address is outside the SVI subnet of the VLAN of its switch port.
   - Each finding names the inventory file and line that defines the key, the key, and the fix.
   - Reads only the variables passed to it and the inventory files (to name the file); contacts no
     host or switch. Meant to run on localhost before any other play.
@@ -120,10 +121,11 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
     model = model_from_hostvars(hosts)
     findings = validate(model, profiles)
     if not errors(findings):
-        # host/switch QoS agreement needs a sound model (it derives each switch's config); MTU is checked
-        # above already, so only the PFC findings are added here
+        # host/switch QoS and subnet agreement needs a sound model (it derives each switch's config); MTU is
+        # checked above already, so only the PFC and VLAN subnet findings are added here
         findings += [f for f in cross_check(model, None, pfc_priority, switch_options or {},
-                                            host_pfc_priorities or {}) if f.message.startswith("PFC mismatch")]
+                                            host_pfc_priorities or {})
+                     if f.message.startswith(("PFC mismatch", "VLAN subnet mismatch"))]
     for f in findings:
         groups = (hosts.get(f.host) or {}).get("group_names") or [] if f.host else []
         f.source = locate(inventory_sources, f.host, groups, f.var, f.path)

@@ -142,6 +142,7 @@ Schema = Dict[str, Field]
 
 _TYPE_NAMES = {"str": "a string", "int": "an integer", "bool": "true or false",
                "ipv4": "an IPv4 address", "cidr": "an IPv4 subnet in CIDR form (10.0.0.0/24)",
+               "ipv4if": "an IPv4 interface address with its prefix length (10.0.0.1/24)",
                "list": "a list", "dict": "a mapping"}
 
 FABRIC_SCHEMA: Schema = {
@@ -199,6 +200,12 @@ PORT_SCHEMA: Schema = {
     "mtu": Field("int", minimum=576, maximum=9216),
     "speed": Field("int", minimum=1, maximum=800),
     "description": Field("str"),
+    "vlan": Field("int", minimum=1, maximum=4094, hint="the id of a VLAN declared in switch.vlans"),
+    "address": Field("ipv4if", hint="10.0.0.1/30 (a routed port: no switchport)"),
+}
+VLAN_SCHEMA: Schema = {
+    "name": Field("str", hint="letters, digits, '_', '-', '.'; up to 32 characters"),
+    "address": Field("ipv4if", hint="10.55.5.1/24 (the switch's address in the VLAN)"),
 }
 SWITCH_SCHEMA: Schema = {
     "platform": Field("str", True, PLATFORMS),
@@ -212,6 +219,7 @@ SWITCH_SCHEMA: Schema = {
         "peer": Field("str"),
     }),
     "routes": Field("list", item={"prefix": Field("cidr", True), "next_hop": Field("ipv4", True)}),
+    "vlans": Field("dict", values=VLAN_SCHEMA),
     "raw_cli": Field("list", item=Field("str")),
 }
 STORAGE_NODE_SCHEMA: Schema = {
@@ -253,6 +261,8 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, str) and _ip(value) is not None
     if kind == "cidr":
         return isinstance(value, str) and _net(value) is not None
+    if kind == "ipv4if":
+        return _ipif(value) is not None
     raise ValueError(kind)
 
 
@@ -268,6 +278,16 @@ def _net(value: Any) -> Optional[ipaddress.IPv4Network]:
         return None
     try:
         return ipaddress.IPv4Network(value.strip(), strict=True)
+    except ValueError:
+        return None
+
+
+def _ipif(value: Any) -> Optional[ipaddress.IPv4Interface]:
+    """An interface address with its prefix length (``10.0.0.1/24``), else None."""
+    if not isinstance(value, str) or "/" not in value:
+        return None
+    try:
+        return ipaddress.IPv4Interface(value.strip())
     except ValueError:
         return None
 
@@ -330,8 +350,8 @@ def check_schema(value: Any, spec: Any, var: str, path: str, host: Optional[str]
         if field_spec.schema is not None:
             ok = check_schema(value, field_spec.schema, var, path, host, out)
         elif field_spec.values is not None:
-            for k, v in value.items():
-                ok = check_schema(v, field_spec.values, var, _join(path, k), host, out) and ok
+            for k, v in value.items():  # mapping keys are written path.key, also when they are numbers
+                ok = check_schema(v, field_spec.values, var, "%s.%s" % (path, k), host, out) and ok
     return ok
 
 
@@ -548,12 +568,109 @@ def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[
                                    "'%s' is not a switch in this inventory" % peer,
                                    "name a host of group 'switches'"))
         sw["_pc_members"] = members_seen
+        out.extend(check_switch_l3(name, sw))
         for i, route in enumerate(sw.get("routes") or []):
             hop = _ip(route.get("next_hop")) if isinstance(route, dict) else None
             if hop is not None and fabrics and not any(hop in f["_net"] for f in fabrics.values()):
                 out.append(Finding(name, "switch", "switch.routes[%d].next_hop" % i,
                                    "%s is not inside any fabric of the pod" % hop,
                                    "check the address, or model the fabric it belongs to", "warning"))
+
+
+_VLAN_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+
+
+def vlan_id(key: Any) -> Optional[int]:
+    """A VLAN id from a ``switch.vlans`` key (YAML gives 10 or "10"); None when it is not one in 1..4094."""
+    if isinstance(key, bool):
+        return None
+    if isinstance(key, str) and key.strip().isdigit():
+        key = int(key.strip())
+    return key if isinstance(key, int) and 1 <= key <= 4094 else None
+
+
+def check_switch_l3(name: str, sw: Dict[str, Any]) -> List[Finding]:
+    """VLANs, SVI and routed-port addresses of one switch (``switch.vlans``, ``switch.ports.<p>.vlan|address``).
+
+    Findings name the switch and the key: VLAN ids outside 1..4094, bad names, addresses that are not an
+    interface address in CIDR form or are the subnet's network/broadcast address, a port on an undeclared
+    VLAN, a port with both a VLAN and an address, VLANs/addresses on port-channel members or on an
+    InfiniBand switch, and overlapping subnets of two L3 interfaces (SVIs and routed ports) of the switch."""
+    out: List[Finding] = []
+    model = SWITCH_MODELS.get(sw.get("model"))
+    vlans = sw.get("vlans")
+    ports = sw.get("ports") if isinstance(sw.get("ports"), dict) else {}
+    if vlans is not None and not isinstance(vlans, dict):
+        return out  # the schema check reports it
+    vlans = vlans or {}
+    if model is not None and model.max_mtu is None:
+        if vlans:
+            out.append(Finding(name, "switch", "switch.vlans", "an InfiniBand switch has no VLANs",
+                               "remove vlans from this switch"))
+        for port, cfg in ports.items():
+            for key in ("vlan", "address"):
+                if isinstance(cfg, dict) and cfg.get(key) is not None:
+                    out.append(Finding(name, "switch", "switch.ports.%s.%s" % (port, key), "an InfiniBand switch "
+                                       "port has no %s" % ("VLAN" if key == "vlan" else "IP address"),
+                                       "remove %s" % key))
+        return out
+    l3: List[Tuple[str, ipaddress.IPv4Interface]] = []
+    declared = set()
+    for key, cfg in vlans.items():
+        path = "switch.vlans.%s" % key
+        vid = vlan_id(key)
+        if vid is None:
+            out.append(Finding(name, "switch", path, "VLAN id %r is not an integer in 1..4094" % (key,),
+                               "use a VLAN id from 1 to 4094"))
+            continue
+        if vid in declared:
+            out.append(Finding(name, "switch", path, "VLAN %d is declared twice" % vid, "declare it once"))
+        declared.add(vid)
+        if not isinstance(cfg, dict):
+            continue
+        vname = cfg.get("name")
+        if isinstance(vname, str) and not _VLAN_NAME_RE.match(vname):
+            out.append(Finding(name, "switch", path + ".name", "%r is not a usable VLAN name" % vname,
+                               "use letters, digits, '_', '-', '.' (1-32 characters)"))
+        if cfg.get("address") is not None:
+            addr = _ipif(cfg["address"])
+            if addr is not None:
+                l3.append((path + ".address", addr))
+    members = set()
+    for pc in sw.get("port_channels") or []:
+        if isinstance(pc, dict):
+            members.update(m for m in pc.get("members") or [] if isinstance(m, str))
+    for port, cfg in ports.items():
+        if not isinstance(cfg, dict):
+            continue
+        path = "switch.ports.%s" % port
+        vid, addr = cfg.get("vlan"), cfg.get("address")
+        if vid is not None and addr is not None:
+            out.append(Finding(name, "switch", path, "a port is either an access port (vlan %s) or a routed port "
+                               "(address %s), not both" % (vid, addr), "remove vlan or address"))
+        if (vid is not None or addr is not None) and port in members:
+            out.append(Finding(name, "switch", path + (".vlan" if vid is not None else ".address"),
+                               "port %s is a port-channel member; its VLAN or address would be ignored" % port,
+                               "remove it from the port, or take the port out of the port-channel"))
+        if isinstance(vid, int) and not isinstance(vid, bool) and 1 <= vid <= 4094 and vid not in declared:
+            out.append(Finding(name, "switch", path + ".vlan", "VLAN %d is not declared in switch.vlans" % vid,
+                               "add switch.vlans.%d: {name: ...} or use one of %s" % (
+                                   vid, ", ".join(str(v) for v in sorted(declared)) or "(none declared)")))
+        if addr is not None and _ipif(addr) is not None:
+            if model is not None and model.platform == "onyx":
+                out.append(Finding(name, "switch", path + ".address", "routed ports are not rendered for Onyx by "
+                                   "this toolkit", "use a VLAN with an SVI address, or raw_cli"))
+            l3.append((path + ".address", _ipif(addr)))
+    for i, (path, addr) in enumerate(l3):
+        net = addr.network
+        if net.prefixlen < 31 and addr.ip in (net.network_address, net.broadcast_address):
+            out.append(Finding(name, "switch", path, "%s is the network or broadcast address of %s" % (addr.ip, net),
+                               "use a host address of %s" % net))
+        for other_path, other in l3[:i]:
+            if net.overlaps(other.network):
+                out.append(Finding(name, "switch", path, "subnet %s overlaps %s (%s) on the same switch" % (
+                    net, other.network, other_path), "give every VLAN interface and routed port its own subnet"))
+    return out
 
 
 def _port_fix(model: SwitchModel) -> str:

@@ -2,9 +2,11 @@
 """Remediation: the commands that turn a switch's running config into the rendered (desired) one.
 
 Only what the toolkit manages is compared - the *scope*: the sections and lines the desired config has
-(host-facing interfaces, port-channels, management address) plus a few global families it owns (hostname,
-spanning-tree mode, ip routing, static routes, RoCE mode, subnet manager). Everything else on the switch
-(users, AAA, NTP, SNMP, other ports) is left alone: a line outside the scope is never negated.
+(host-facing interfaces, port-channels, management address, the VLANs and VLAN interfaces the model
+declares) plus a few global families it owns (hostname, spanning-tree mode, ip routing, static routes, RoCE
+mode, subnet manager). Everything else on the switch (users, AAA, NTP, SNMP, other ports, VLANs the model
+does not declare) is left alone: a line outside the scope is never negated. The access VLAN of a managed
+port is part of that port, so a stale assignment is corrected.
 
 - EOS: hier_config (``Platform.ARISTA_EOS``) on the scoped running config; sections end with ``exit``.
 - Onyx / mlnx-ib: a line-set diff of the flat config (ranges such as ``1/2-1/18`` expanded, quotes
@@ -139,6 +141,10 @@ def onyx_normalise(text: str) -> List[str]:
             continue
         if len(w) >= 4 and w[0] == "interface" and w[1] == "port-channel" and w[3] == "description":
             line = " ".join(w[:4] + [" ".join(_unquote_tail(w[4:]))])
+        if len(w) == 7 and w[:2] == ["interface", "vlan"] and w[3:5] == ["ip", "address"] and w[6] == "primary":
+            line = " ".join(w[:6])  # the running config marks the first address "primary"
+        if len(w) >= 4 and w[0] == "vlan" and w[2] == "name":
+            line = " ".join(w[:3] + [" ".join(_unquote_tail(w[3:]))])
         out.append(line)
     return out
 
@@ -167,6 +173,8 @@ def onyx_key(line: str) -> str:
         return w[0]
     if w[:2] in (["ib", "sm"], ["spanning-tree", "mode"], ["ip", "routing"]):
         return " ".join(w[:2])
+    if w[0] == "vlan" and len(w) >= 3 and w[2] == "name":
+        return " ".join(w[:3])  # vlan N name X: one name per VLAN
     return " ".join(w)
 
 
@@ -178,6 +186,8 @@ def _onyx_negate(line: str) -> str:
         head, rest = _onyx_split(w)
         if rest:
             key = onyx_key(line).split()[len(head):]
+            if key == ["switchport", "access"]:
+                key.append("vlan")  # back to the default VLAN: "no switchport access vlan"
             return " ".join(head + ["no"] + key)
         return "no " + line
     if w[0] in ("hostname", "roce"):
@@ -191,6 +201,8 @@ def _onyx_in_scope(line: str, heads: Set[str], exact: Set[str]) -> bool:
     w = line.split()
     if w[0] == "interface":
         return " ".join(_onyx_split(w)[0]) in heads
+    if w[0] == "vlan" and len(w) >= 2:
+        return "vlan " + w[1] in exact  # lines of a VLAN the model declares; other VLANs are left alone
     return False
 
 
@@ -253,9 +265,11 @@ def nv_key(t: Sequence[str]) -> Tuple[str, ...]:
     return tuple(t) if _nv_multi(t) else tuple(t[:-1])
 
 
-def _nv_in_scope(t: Tuple[str, ...], interfaces: Set[str]) -> bool:
+def _nv_in_scope(t: Tuple[str, ...], interfaces: Set[str], exact: Set[Tuple[str, ...]]) -> bool:
     if t[:2] == ("system", "hostname") or t[:2] == ("qos", "roce"):
         return True
+    if t[:2] == ("bridge", "domain"):
+        return t in exact  # a VLAN of the bridge the model declares; other VLANs are left alone
     if t[0] == "interface" and len(t) > 1:
         return t[1] in interfaces
     return t[0] == "vrf" and len(t) > 3 and t[2:4] == ("router", "static")
@@ -270,7 +284,8 @@ def _nvue(running: str, desired: str, extra: Optional[str]) -> Remediation:
     have = nv_parse(running)
     scope_src = want + (nv_parse(extra) if extra is not None else [])
     interfaces = {t[1] for t in scope_src if t[0] == "interface" and len(t) > 1}
-    scoped = [t for t in have if _nv_in_scope(t, interfaces)]
+    exact = set(scope_src)
+    scoped = [t for t in have if _nv_in_scope(t, interfaces, exact)]
     want_set, have_set = set(want), set(scoped)
     want_keys = {nv_key(t) for t in want}
     removals = [_nv("unset", t if _nv_multi(t) else t[:-1]) for t in scoped

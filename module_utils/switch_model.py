@@ -17,9 +17,11 @@ import ipaddress
 from typing import Any, Dict, List, Optional
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.pod_model import ETHERNET_OVERHEAD, SWITCH_MODELS, host_mtu, switch_port_mtu
+    from ansible.module_utils.pod_model import (ETHERNET_OVERHEAD, SWITCH_MODELS, check_switch_l3, host_mtu,
+                                                switch_port_mtu, vlan_id)
 except ImportError:  # plain Python (filter plugin, tests)
-    from pod_model import ETHERNET_OVERHEAD, SWITCH_MODELS, host_mtu, switch_port_mtu  # type: ignore
+    from pod_model import (ETHERNET_OVERHEAD, SWITCH_MODELS, check_switch_l3, host_mtu,  # type: ignore
+                           switch_port_mtu, vlan_id)
 
 # Host side of lossless RoCE (REFERENCE_FACTS / docs/pod-model.md): trust DSCP, PFC on priority 3.
 ROCE_PFC_PRIORITY = 3
@@ -62,7 +64,7 @@ def cabled_nics(model: Dict[str, Any], switch: str) -> List[Dict[str, Any]]:
                 "host": host, "nic": nic.get("name"), "index": i, "port": nic["switch_port"],
                 "fabric": nic.get("fabric"), "kind": fab.get("kind"), "speed": nic.get("speed"),
                 "host_mtu": host_mtu(nic, fab) if fab.get("mtu") else None,
-                "roce": fab.get("roce") or "none",
+                "roce": fab.get("roce") or "none", "address": nic.get("address"),
             })
     return out
 
@@ -107,6 +109,9 @@ def structured_config(model: Dict[str, Any], switch: str, options: Optional[Dict
     if platform not in PLATFORM_INFO:
         raise ValueError("%s: unknown platform %r" % (switch, platform))
     ethernet = catalogue.max_mtu is not None
+    problems = [f for f in check_switch_l3(switch, sw) if f.severity == "error"]
+    if problems:
+        raise ValueError("%s: %s: %s" % (switch, problems[0].path, problems[0].message))
     pfc = int(opts["pfc_priority"])
     overrides: Dict[str, Dict[str, Any]] = {p: dict(c or {}) for p, c in (sw.get("ports") or {}).items()}
 
@@ -157,6 +162,10 @@ def structured_config(model: Dict[str, Any], switch: str, options: Optional[Dict
         for key in ("speed", "mtu", "description"):
             if cfg.get(key) is not None:
                 entry[key] = cfg[key]
+        if ethernet and cfg.get("vlan") is not None:
+            entry["vlan"] = int(cfg["vlan"])
+        if ethernet and cfg.get("address") is not None:
+            entry["address"] = str(ipaddress.IPv4Interface(str(cfg["address"]).strip()))
 
     ordered = [interfaces[p] for p in sorted(interfaces, key=lambda p: (_port_index(sw["model"], p), p))]
     for entry in ordered:
@@ -165,6 +174,18 @@ def structured_config(model: Dict[str, Any], switch: str, options: Optional[Dict
         peer = entry.get("peer") or {}
         if ethernet and peer.get("host_mtu") and entry.get("mtu"):
             entry["mtu_headroom"] = entry["mtu"] - peer["host_mtu"] - ETHERNET_OVERHEAD
+
+    vlans = []
+    for key, vcfg in sorted((sw.get("vlans") or {}).items(), key=lambda kv: vlan_id(kv[0]) or 0):
+        vcfg = vcfg or {}
+        vlan: Dict[str, Any] = {"id": vlan_id(key)}
+        if vcfg.get("name"):
+            vlan["name"] = vcfg["name"]
+        if vcfg.get("address") is not None:
+            iface = ipaddress.IPv4Interface(str(vcfg["address"]).strip())
+            vlan["address"] = str(iface)
+            vlan["subnet"] = str(iface.network)
+        vlans.append(vlan)
 
     routes = []
     for r in sw.get("routes") or []:
@@ -184,11 +205,14 @@ def structured_config(model: Dict[str, Any], switch: str, options: Optional[Dict
     if ethernet:
         if platform in ("eos", "onyx") and opts.get("spanning_tree_mode"):
             out["spanning_tree"] = {"mode": opts["spanning_tree_mode"]}
-        out["routing"] = bool(routes)
+        # routes, SVIs or routed ports make the switch a router
+        out["routing"] = bool(routes) or any("address" in v for v in vlans) or \
+            any("address" in i for i in ordered)
         if any(i.get("lossless") for i in ordered):
             out["qos"] = {"roce": "lossless", "trust": ROCE_TRUST, "pfc_priority": pfc}
     else:
         out["subnet_manager"] = _ib_subnet_manager(model, switch, opts.get("ib_subnet_manager"))
+    out["vlans"] = vlans if ethernet else []
     out["interfaces"] = ordered
     out["port_channels"] = port_channels
     out["routes"] = routes
@@ -227,6 +251,7 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
         own = (switch_options or {}).get(switch)
         cfg = structured_config(model, switch, dict(options or {}, **(own if isinstance(own, dict) else {})))
         by_port = {c["port"]: c for c in cabled_nics(model, switch)}
+        svi = {v["id"]: v for v in cfg.get("vlans") or [] if v.get("subnet")}
         for port in cfg["interfaces"]:
             peer = port.get("peer")
             if not peer or port["name"] not in by_port:
@@ -240,6 +265,9 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
                                                                              ETHERNET_OVERHEAD, port["mtu"]),
                                    "raise switch.ports.%s.mtu (or switch.mtu) to at least %d, or lower the host "
                                    "MTU" % (port["name"], peer["host_mtu"] + ETHERNET_OVERHEAD)))
+            subnet_finding = _l3_mismatch(port, cab, svi, who)
+            if subnet_finding:
+                out.append(Finding(peer["host"], "nics", "nics[%d].address" % cab["index"], *subnet_finding))
             lossless = cab["roce"] == "lossless"
             prio = (port.get("qos") or {}).get("pfc_priority")
             host_prio = int((host_pfc_priorities or {}).get(peer["host"], host_pfc_priority))
@@ -254,3 +282,24 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
                                    "but fabric %s is not lossless" % (who, prio, cab["fabric"]),
                                    "set roce: lossless on the fabric or take PFC off the port"))
     return out
+
+
+def _l3_mismatch(port: Dict[str, Any], cab: Dict[str, Any], svi: Dict[int, Dict[str, Any]], who: str):
+    """(message, fix) when the NIC's address is outside the subnet of the port's VLAN SVI or routed address."""
+    try:
+        addr = ipaddress.IPv4Address(str(cab.get("address") or "").strip())
+    except ValueError:
+        return None
+    if port.get("vlan") in svi:
+        vlan = svi[port["vlan"]]
+        net = ipaddress.IPv4Network(vlan["subnet"])
+        where = "the SVI subnet %s of VLAN %d" % (net, vlan["id"])
+    elif port.get("address"):
+        net = ipaddress.IPv4Interface(port["address"]).network
+        where = "the routed port's subnet %s" % net
+    else:
+        return None
+    if addr in net:
+        return None
+    return ("VLAN subnet mismatch on %s: the NIC address %s is not inside %s" % (who, addr, where),
+            "give the NIC an address in %s, or put the switch port on the VLAN of the NIC's subnet" % net)

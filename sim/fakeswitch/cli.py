@@ -172,7 +172,10 @@ _EOS_IF_CMDS = [re.compile(p) for p in (
     r"^(no )?switchport( .*)?$",
     r"^load-interval \d+$",
 )]
-_EOS_NO_TOP = ("hostname", "spanning-tree", "ip", "interface", "transceiver", "username", "ntp", "logging")
+_EOS_NO_TOP = ("hostname", "spanning-tree", "ip", "interface", "transceiver", "username", "ntp", "logging", "vlan")
+_EOS_VLAN = re.compile(r"^vlan (\d{1,4})$")
+_EOS_VLAN_CMDS = [re.compile(p) for p in (r"^name [A-Za-z0-9_.-]{1,32}$", r"^state (active|suspend)$")]
+_EOS_NO_VLAN = ("name", "state")
 _EOS_NO_IF = ("description", "mtu", "speed", "channel-group", "qos", "priority-flow-control", "ip", "shutdown",
               "switchport", "load-interval")
 
@@ -191,8 +194,11 @@ def eos_key(line: str) -> str:
     if w[:2] in (["qos", "trust"], ["ip", "address"], ["spanning-tree", "mode"], ["ip", "routing"],
                  ["transceiver", "qsfp"]):
         return " ".join(w[:2])
-    if w[0] in ("description", "mtu", "speed", "channel-group", "hostname", "shutdown", "load-interval"):
+    if w[0] in ("description", "mtu", "speed", "channel-group", "hostname", "shutdown", "load-interval", "name",
+                "state"):
         return w[0]
+    if w[:2] == ["switchport", "access"]:
+        return "switchport access"  # one access VLAN per port
     return " ".join(w)
 
 
@@ -202,6 +208,8 @@ def _eos_order(item: List[Any]) -> Tuple[Any, ...]:
         return (0,)
     if line.startswith("spanning-tree"):
         return (1,)
+    if _EOS_VLAN.match(line):
+        return (1, 1, int(line.split()[1]))
     if line.startswith("interface "):
         name = line.split(None, 1)[1]
         kind = next((i for i, k in enumerate(("Port-Channel", "Ethernet", "Management", "Loopback", "Vlan"))
@@ -245,6 +253,11 @@ class EosConfig:
     @staticmethod
     def apply(lines: List[str], line: str, top: bool) -> None:
         """Apply one (already validated) line to a list of lines (a section's children or top-level lines)."""
+        if not top and line in ("no switchport", "switchport"):  # routed port on/off; "no switchport" is shown
+            lines[:] = [x for x in lines if x != "no switchport" and not x.startswith("switchport ")]
+            if line == "no switchport":
+                lines.append(line)
+            return
         if line.startswith("no "):
             target = line[3:]
             key = eos_key(target)
@@ -260,6 +273,10 @@ class EosConfig:
     def apply_top(self, line: str) -> None:
         plain = [it[0] for it in self.items if it[1] is None]
         sections = [it for it in self.items if it[1] is not None]
+        m = re.match(r"^no vlan (\d{1,4})$", line)
+        if m:
+            self.items = [[p, None] for p in plain] + [it for it in sections if it[0] != "vlan " + m.group(1)]
+            return
         m = re.match(r"^no interface (\S+)$", line) or re.match(r"^default interface (\S+)$", line)
         if m:
             for it in sections:
@@ -298,6 +315,8 @@ class EosSession(Session):
             if m:
                 name = _EOS_IF_ABBREV.get(m.group(1).lower(), m.group(1)[:2]) + m.group(2)
             sub = "-if-" + name
+            if _EOS_VLAN.match(self.section):
+                sub = "-vlan-" + self.section.split()[1]
         if self.session_name is not None:
             return "%s(config-s-%s%s)#" % (host, self.session_name[:6], sub)
         return "%s(config%s)#" % (host, sub)
@@ -410,12 +429,17 @@ class EosSession(Session):
         if fault is not None:
             return fault
         cfg = self._target()
-        if self.section is not None and self._valid_in_section(line):
+        if self.section is not None and self._valid_in_section(line, self.section):
             EosConfig.apply(cfg.section(self.section), line, False)
             self._store(cfg)
             return "", None
         # EOS falls back to the parent mode for commands the sub-mode does not know
-        m = _EOS_IF.match(line)
+        m = _EOS_IF.match(line) or _EOS_VLAN.match(line)
+        if m and _EOS_VLAN.match(line):
+            cfg.section(line)
+            self.section = line
+            self._store(cfg)
+            return "", None
         if m:
             header = "interface " + m.group(1)
             cfg.section(header)
@@ -430,7 +454,11 @@ class EosSession(Session):
         return self._invalid(line), None
 
     @staticmethod
-    def _valid_in_section(line: str) -> bool:
+    def _valid_in_section(line: str, section: str = "") -> bool:
+        if _EOS_VLAN.match(section):
+            if line.startswith("no ") or line.startswith("default "):
+                return len(line.split()) > 1 and line.split()[1] in _EOS_NO_VLAN
+            return any(p.match(line) for p in _EOS_VLAN_CMDS)
         if line.startswith("no ") or line.startswith("default "):
             return line.split()[1] in _EOS_NO_IF
         return any(p.match(line) for p in _EOS_IF_CMDS)
@@ -516,6 +544,9 @@ _ONYX_GLOBAL = [re.compile(p) for p in (
     r"^interface mgmt0 ip address %s /\d{1,2}$" % _IPV4,
     r"^interface port-channel \d+$",
     r"^interface ethernet 1/\d+(/\d+)?$",
+    r"^interface vlan \d{1,4}$",
+    r"^vlan \d{1,4}$",
+    r"^vlan \d{1,4} name [A-Za-z0-9_.-]{1,32}$",
     r"^(username|ntp|logging|clock|snmp-server|banner|cli) .+$",
 )]
 _ONYX_IF_ATTRS = [re.compile(p) for p in (
@@ -527,9 +558,10 @@ _ONYX_IF_ATTRS = [re.compile(p) for p in (
     r"^switchport .+$",
     r"^dcb priority-flow-control mode on( force)?$",
     r"^qos trust (L2|L3|both)$",
+    r"^ip address %s ?/\d{1,2}( primary)?$" % _IPV4,
 )]
-_ONYX_NO_GLOBAL = ("hostname", "lacp", "roce", "spanning-tree", "ip", "ib", "interface", "ntp", "logging")
-_ONYX_NO_IF = ("mtu", "speed", "description", "channel-group", "shutdown", "switchport", "dcb", "qos")
+_ONYX_NO_GLOBAL = ("hostname", "lacp", "roce", "spanning-tree", "ip", "ib", "interface", "ntp", "logging", "vlan")
+_ONYX_NO_IF = ("mtu", "speed", "description", "channel-group", "shutdown", "switchport", "dcb", "qos", "ip")
 
 
 def _onyx_split_if(w: List[str]) -> Tuple[List[str], List[str]]:
@@ -555,6 +587,8 @@ def onyx_key(line: str) -> str:
         return w[0]
     if w[:2] in (["ib", "sm"], ["spanning-tree", "mode"], ["ip", "routing"]):
         return " ".join(w[:2])
+    if w[0] == "vlan" and len(w) >= 3 and w[2] == "name":
+        return " ".join(w[:3])
     return " ".join(w)
 
 
@@ -567,8 +601,10 @@ def _onyx_section(line: str) -> Tuple[int, Any]:
             return (1, _natural(line)) if len(w) == 3 else (3, _natural(line))
         if w[1] == "ethernet":
             return (3, 0) if len(w) > 3 and w[3] == "channel-group" else (2, 0)
-        if w[1] == "mgmt0":
+        if w[1] in ("mgmt0", "vlan"):
             return (6, 0)
+    if w[0] == "vlan":
+        return (0, 0)
     if w[0] == "lacp":
         return (3, -1)
     if w[0] == "spanning-tree":
@@ -582,7 +618,7 @@ def _onyx_section(line: str) -> Tuple[int, Any]:
     return (9, 0)
 
 
-_ONYX_HEADERS = {1: "Interface Ethernet configuration", 2: "Interface Ethernet configuration",
+_ONYX_HEADERS = {0: "VLAN configuration", 1: "Interface Ethernet configuration", 2: "Interface Ethernet configuration",
                  3: "LAG configuration", 4: "STP configuration", 5: "RoCE configuration",
                  6: "Network interface configuration", 7: "Other IP configuration",
                  8: "InfiniBand subnet manager configuration", 9: "Other configuration"}
@@ -677,8 +713,9 @@ class OnyxSession(Session):
             return self._invalid(line), None
         self._apply(full)
         w = full.split()
-        if w[0] == "interface" and len(w) <= 3 and w[1] in ("ethernet", "port-channel"):
-            self.sub = full  # a bare "interface X" enters its sub-mode
+        if (w[0] == "interface" and len(w) <= 3 and w[1] in ("ethernet", "port-channel", "vlan")) or \
+                (w[0] == "vlan" and len(w) == 2):
+            self.sub = full  # a bare "interface X" or "vlan N" enters its sub-mode
         self.dev.save()
         return "", None
 
@@ -694,14 +731,14 @@ class OnyxSession(Session):
         if w[0] == "no" and len(w) > 1:
             w = w[1:]
         return w[0] in ("interface", "hostname", "lacp", "roce", "spanning-tree", "ip", "ib", "username", "ntp",
-                        "logging", "cli", "banner", "clock", "snmp-server")
+                        "logging", "cli", "banner", "clock", "snmp-server", "vlan")
 
     @staticmethod
     def _valid(line: str) -> bool:
         w = line.split()
         if w[0] == "interface" and len(w) > 2 and w[1] in _ONYX_IF_HEADS:
             head, rest = _onyx_split_if(w)
-            if not re.match(r"^interface (ethernet 1/\d+(/\d+)?|port-channel \d+)$", " ".join(head)):
+            if not re.match(r"^interface (ethernet 1/\d+(/\d+)?|port-channel \d+|vlan \d{1,4})$", " ".join(head)):
                 return False
             if not rest:
                 return True
@@ -721,6 +758,9 @@ class OnyxSession(Session):
                 lines[:] = [x for x in lines if onyx_key(x) != target] + ["no " + target]
                 return
             tw = target.split()
+            if tw[0] == "vlan" and len(tw) == 2:  # removes the VLAN with its name
+                lines[:] = [x for x in lines if not (x == target or x.startswith(target + " "))]
+                return
             if tw[0] == "interface" and len(tw) == 3:  # removes the interface and all its lines
                 lines[:] = [x for x in lines if not (x == target or x.startswith(target + " "))]
                 return
@@ -792,8 +832,10 @@ _IFNAME = r"(swp\d+(s\d)?|bond\d+|eth\d|lo|vlan\d+|peerlink)"
 _NV_SET = [re.compile(p) for p in (
     r"^system hostname [A-Za-z0-9][\w.-]*$",
     r"^interface %s(,%s)* (description .+|link mtu \d{3,5}|link speed (\d+G|auto)|link state (up|down)"
-    r"|bridge domain \S+|bond member %s|bond mode (lacp|static)|ip address %s/\d{1,2}|ip vrf \S+)$"
+    r"|bridge domain \S+|bridge domain \S+ access \d{1,4}|bond member %s|bond mode (lacp|static)"
+    r"|ip address %s/\d{1,2}|ip vrf \S+)$"
     % (_IFNAME, _IFNAME, _IFNAME, _IPV4),
+    r"^bridge domain \S+ vlan \d{1,4}$",
     r"^qos roce mode (lossless|lossy)$",
     r"^qos roce (enable|state) (on|off)$",
     r"^vrf \S+ router static %s/\d{1,2} via %s$" % (_IPV4, _IPV4),

@@ -10,15 +10,24 @@ from pod_model import model_from_hostvars
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "switches")
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "switch")
-__all__ = ["GOLDEN", "FIXTURES", "REFERENCE", "ROOT", "pod_model_of"]
+INVENTORY_FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "inventories")
+# Test pods with golden switch configs besides the reference ones (no reference pod runs Onyx).
+TEST_PODS = ["onyx-pod"]
+__all__ = ["GOLDEN", "FIXTURES", "REFERENCE", "ROOT", "TEST_PODS", "inventory_path", "pod_model_of"]
+
+
+def inventory_path(inv: str) -> str:
+    """A reference inventory (inventories/<inv>) or a test inventory (tests/unit/fixtures/inventories/<inv>)."""
+    fixture = os.path.join(INVENTORY_FIXTURES, inv)
+    return fixture if os.path.isdir(fixture) else os.path.join(ROOT, "inventories", inv)
 
 
 @functools.cache
 def _model(inv: str) -> Dict[str, Any]:
-    return model_from_hostvars(hostvars(os.path.join(ROOT, "inventories", inv)))
+    return model_from_hostvars(hostvars(inventory_path(inv)))
 
 
 def pod_model_of(inv: str) -> Dict[str, Any]:
-    """The pod model of a reference inventory, as Ansible sees it (a fresh deep copy each call)."""
+    """The pod model of a reference or test inventory, as Ansible sees it (a fresh deep copy each call)."""
     import copy
     return copy.deepcopy(_model(inv))

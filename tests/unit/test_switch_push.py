@@ -37,11 +37,14 @@ ip route vrf default 0.0.0.0/0 10.55.67.1
 
 def _golden(pod, switch, new_name):
     with open(os.path.join(GOLDEN, pod, switch + ".cfg"), encoding="utf-8") as fh:
-        text = fh.read()
+        return _without_management(fh.read(), switch, new_name)
+
+
+def _without_management(text, switch, new_name):
     # the fake's management address is not the inventory's: leave the management interface out
     lines, skip = [], False
     for line in text.replace(switch, new_name).splitlines():
-        if line.startswith(("interface Management1", "nv set interface eth0")):
+        if line.startswith(("interface Management1", "nv set interface eth0", "interface mgmt0")):
             skip = line.startswith("interface Management1")
             continue
         if skip and line.startswith("   "):
@@ -284,3 +287,62 @@ def test_rejected_line_leaves_the_running_config_as_before(fresh, tmp_path, plat
     assert os.path.exists(err.value.result["backup_path"])
     fresh.set_faults("sw-" + platform)
     assert run(p)["changed"] and run(p)["changed"] is False
+
+
+# ---------------------------------------------------------------------------------------------- VLANs
+def _vlan_configs():
+    from switch_model import structured_config
+    from switch_render import render
+    from test_switch_vlans import _eos_with_vlans, _nvue_with_vlans
+    return {"eos": _without_management(render(structured_config(_eos_with_vlans(), "data-sw1")), "data-sw1", "sw-eos"),
+            "onyx": _golden("onyx-pod", "sn2700-1", "sw-onyx"),
+            "cumulus": _without_management(render(structured_config(_nvue_with_vlans(), "sn3700v-1")), "sn3700v-1",
+                                           "sw-cumulus")}
+
+
+# per platform: (the port's access VLAN line as the fake stores it, the drifted line, an unmanaged VLAN)
+VLAN_DRIFT = {
+    "eos": ("switchport access vlan 105", "switchport access vlan 999", ["vlan 999", ["name other-team"]]),
+    "onyx": ("interface ethernet 1/1 switchport access vlan 10", "interface ethernet 1/1 switchport access vlan 30",
+             "vlan 30"),
+    "cumulus": ("nv set interface swp1 bridge domain br_default access 11",
+                "nv set interface swp1 bridge domain br_default access 99", "nv set bridge domain br_default vlan 99"),
+}
+
+
+def _drift(state, platform, old, new):
+    if platform == "eos":
+        item = next(it for it in state["running"] if it[0] == "interface Ethernet1/1")
+        assert old in item[1]
+        item[1] = [new if c == old else c for c in item[1]]
+    else:
+        assert old in state["running"]
+        state["running"] = [new if x == old else x for x in state["running"]]
+
+
+@pytest.mark.parametrize("platform", sorted(USERS))
+def test_vlan_config_converges_is_idempotent_and_fixes_access_vlan_drift(fresh, platform, tmp_path):
+    cfg = _vlan_configs()[platform]
+    old, new, unmanaged = VLAN_DRIFT[platform]
+    state = fresh.state("sw-" + platform)
+    state["running"].append(unmanaged)  # a VLAN someone else configured: never removed
+    fresh.set_state("sw-" + platform, state)
+    p = params(fresh, platform, tmp_path, config=cfg, verify_lossless=False)
+    first = run(p)
+    assert first["changed"] and first["commands"]
+    assert run(p)["changed"] is False
+    _drift(state := fresh.state("sw-" + platform), platform, old, new)
+    fresh.set_state("sw-" + platform, state)
+    drift = run(p, check=True)
+    assert drift["changed"] and any(old.split("nv set ")[-1].strip() in c for c in drift["commands"]), drift
+    assert not any("other-team" in c or c.startswith(("no vlan", "nv unset bridge")) for c in drift["commands"])
+    fixed = run(p)
+    assert fixed["changed"]
+    again = run(p)
+    assert again["changed"] is False, again["commands"]
+    running = fresh.state("sw-" + platform)["running"]
+    assert unmanaged in running
+    if platform == "eos":
+        assert old in next(it for it in running if it[0] == "interface Ethernet1/1")[1]
+    else:
+        assert old in running and new not in running

@@ -1,4 +1,5 @@
-"""Structured switch config and per-platform rendering: golden files for the three reference pods.
+"""Structured switch config and per-platform rendering: golden files for the three reference pods and the
+Onyx test pod (tests/unit/fixtures/inventories/onyx-pod).
 
 Regenerate the golden files after an intended change with
     UPDATE_GOLDEN=1 .venv/bin/python -m pytest -q tests/unit/test_switch_render.py
@@ -11,10 +12,10 @@ import os
 import pytest
 from switch_model import structured_config, structured_configs
 from switch_render import render
-from test_switch_helpers import GOLDEN, REFERENCE, pod_model_of
+from test_switch_helpers import GOLDEN, REFERENCE, TEST_PODS, pod_model_of
 
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-CASES = [(pod, sw) for pod in REFERENCE for sw in sorted(structured_configs(pod_model_of(pod)))]
+CASES = [(pod, sw) for pod in REFERENCE + TEST_PODS for sw in sorted(structured_configs(pod_model_of(pod)))]
 
 
 @pytest.mark.parametrize("pod,switch", CASES, ids=["%s/%s" % c for c in CASES])
