@@ -299,8 +299,8 @@ class SwitchPush:
                     "connection lost during the push (%s): %s; reconnected and found the new config in place, "
                     "so the run went on to save and verify it" % (detail, what))
                 return
-            elif not remediation(self.platform, now, self.result["diff"]["before"] or "\n",
-                                 extra_scope=self.p["config"]).changed:
+            if not remediation(self.platform, now, self.result["diff"]["before"] or "\n",
+                               extra_scope=self.p["config"]).changed:
                 state = "the running config is unchanged (old)"
             else:
                 state = "the running config differs from both old and new: restore %s" % self.result.get(

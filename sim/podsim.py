@@ -1168,7 +1168,7 @@ def cmd_switch(args) -> int:
         dev.state["faults"] = {} if args.clear_faults else dict(dev.state.get("faults") or {})
         dev.state["faults"].update(faults)
         dev.save()
-        log("%s: faults %s" % (args.switch, json.dumps(dev.state["faults"], sort_keys=True) or "{}"))
+        log("%s: faults %s" % (args.switch, json.dumps(dev.state["faults"], sort_keys=True)))
     bad = 0
     if args.cli:
         session = dev.session()

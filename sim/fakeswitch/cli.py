@@ -103,12 +103,16 @@ class Session:
         drop_after = faults.get("drop_after_lines")
         if drop_after is not None and int(faults.get("drop_times", 1)) > 0:
             if self.config_lines >= int(drop_after):
-                faults["drop_times"] = int(faults.get("drop_times", 1)) - 1
-                self.dev.save()
-                self.dropped = True
-                return "", "drop"
+                return self._drop(faults, "drop_times", int(faults.get("drop_times", 1)))
         self.config_lines += 1
         return None
+
+    def _drop(self, faults: Dict[str, Any], counter: str, left: int) -> Reply:
+        """Count one use of a drop fault (``faults[counter]``, ``left`` before this one) and drop."""
+        faults[counter] = left - 1
+        self.dev.save()
+        self.dropped = True
+        return "", "drop"
 
     def _fault_before_config_line(self, line: str) -> Optional[Reply]:
         """Apply drop/reject/ignore faults to a config line; None when the line may proceed."""
@@ -128,12 +132,7 @@ class Session:
         """After a commit took effect: drop the connection before the reply, if the fault says so."""
         faults = self.dev.faults()
         left = int(faults.get("drop_after_commit") or 0)
-        if left <= 0:
-            return None
-        faults["drop_after_commit"] = left - 1
-        self.dev.save()
-        self.dropped = True
-        return "", "drop"
+        return self._drop(faults, "drop_after_commit", left) if left > 0 else None
 
     def _invalid(self, line: str) -> str:
         raise NotImplementedError
@@ -434,14 +433,9 @@ class EosSession(Session):
             self._store(cfg)
             return "", None
         # EOS falls back to the parent mode for commands the sub-mode does not know
-        m = _EOS_IF.match(line) or _EOS_VLAN.match(line)
-        if m and _EOS_VLAN.match(line):
-            cfg.section(line)
-            self.section = line
-            self._store(cfg)
-            return "", None
-        if m:
-            header = "interface " + m.group(1)
+        m = _EOS_IF.match(line)
+        if m or _EOS_VLAN.match(line):
+            header = "interface " + m.group(1) if m else line
             cfg.section(header)
             self.section = header
             self._store(cfg)
@@ -758,10 +752,8 @@ class OnyxSession(Session):
                 lines[:] = [x for x in lines if onyx_key(x) != target] + ["no " + target]
                 return
             tw = target.split()
-            if tw[0] == "vlan" and len(tw) == 2:  # removes the VLAN with its name
-                lines[:] = [x for x in lines if not (x == target or x.startswith(target + " "))]
-                return
-            if tw[0] == "interface" and len(tw) == 3:  # removes the interface and all its lines
+            if (tw[0] == "vlan" and len(tw) == 2) or (tw[0] == "interface" and len(tw) == 3):
+                # removes the VLAN (with its name) or the interface, and all its lines
                 lines[:] = [x for x in lines if not (x == target or x.startswith(target + " "))]
                 return
             key = onyx_key(target)

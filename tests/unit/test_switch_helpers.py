@@ -31,3 +31,14 @@ def pod_model_of(inv: str) -> Dict[str, Any]:
     """The pod model of a reference or test inventory, as Ansible sees it (a fresh deep copy each call)."""
     import copy
     return copy.deepcopy(_model(inv))
+
+
+def eos_section(lines, header):
+    """The indented lines of an EOS section (``interface Ethernet1/1``, ``vlan 10``) in rendered config lines."""
+    i = lines.index(header)
+    out = []
+    for ln in lines[i + 1:]:
+        if not ln.startswith("   "):
+            break
+        out.append(ln)
+    return out

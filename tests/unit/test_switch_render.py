@@ -12,7 +12,7 @@ import os
 import pytest
 from switch_model import structured_config, structured_configs
 from switch_render import render
-from test_switch_helpers import GOLDEN, REFERENCE, TEST_PODS, pod_model_of
+from test_switch_helpers import GOLDEN, REFERENCE, TEST_PODS, eos_section, pod_model_of
 
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 CASES = [(pod, sw) for pod in REFERENCE + TEST_PODS for sw in sorted(structured_configs(pod_model_of(pod)))]
@@ -49,31 +49,21 @@ def test_004_arista_essentials(switch):
     assert "ip routing" in lines
     assert "ip route 0.0.0.0/0 10.55.67.1" in lines
     for member in ("Ethernet31/1", "Ethernet32/1"):
-        block = _section(lines, "interface " + member)
+        block = eos_section(lines, "interface " + member)
         assert "   channel-group 10 mode active" in block
         assert "   speed forced 100gfull" in block  # inter-switch ports at 100G (004)
     dgx = [ln for ln in lines if ln.startswith("   description DGX1-")]
     assert len(dgx) == 18  # 9 DGX-1 x 2 NICs per switch
     for n in range(1, 10):  # DGX1-n ports at 100G, Isilon ports at 40G
         owner = "DGX1-%d" % n
-        block = _section(lines, _port_of(lines, owner))
+        block = eos_section(lines, _port_of(lines, owner))
         assert "   speed forced 100gfull" in block and "   mtu 9214" in block
     isilon = [ln for ln in lines if ln.startswith("   description isilon-")]
     assert len(isilon) == 8
     for ln in isilon:
-        block = _section(lines, _port_of(lines, ln.split()[1]))
+        block = eos_section(lines, _port_of(lines, ln.split()[1]))
         assert "   speed forced 40gfull" in block
         assert "   priority-flow-control priority 3 no-drop" in block
-
-
-def _section(lines, header):
-    i = lines.index(header)
-    out = []
-    for ln in lines[i + 1:]:
-        if not ln.startswith("   "):
-            break
-        out.append(ln)
-    return out
 
 
 def _port_of(lines, owner):

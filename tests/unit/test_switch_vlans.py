@@ -10,7 +10,7 @@ from pod_model import validate
 from switch_diff import remediation
 from switch_model import cross_check, structured_config
 from switch_render import render
-from test_switch_helpers import REFERENCE, inventory_path, pod_model_of
+from test_switch_helpers import REFERENCE, eos_section, inventory_path, pod_model_of
 
 from inventory_util import edit_yaml, preflight, texts
 
@@ -110,27 +110,16 @@ def test_onyx_routed_port_is_refused():
 
 
 # ------------------------------------------------------------------------------------------- render
-def _section(text, header):
-    lines = text.splitlines()
-    i = lines.index(header)
-    out = []
-    for ln in lines[i + 1:]:
-        if not ln.startswith("   "):
-            break
-        out.append(ln)
-    return out
-
-
 def test_eos_renders_vlans_svis_access_and_routed_ports():
     text = render(structured_config(_eos_with_vlans(), "data-sw1"))
-    assert _section(text, "vlan 105") == ["   name data-5"]
-    assert _section(text, "vlan 112") == ["   name data-12"]
-    assert "   switchport access vlan 105" in _section(text, "interface Ethernet1/1")
-    assert "   switchport access vlan 112" in _section(text, "interface Ethernet10/1")
-    assert not any("switchport" in ln for ln in _section(text, "interface Ethernet2/1"))
-    assert _section(text, "interface Ethernet30/1") == ["   mtu 9214", "   no switchport",
+    assert eos_section(text.splitlines(), "vlan 105") == ["   name data-5"]
+    assert eos_section(text.splitlines(), "vlan 112") == ["   name data-12"]
+    assert "   switchport access vlan 105" in eos_section(text.splitlines(), "interface Ethernet1/1")
+    assert "   switchport access vlan 112" in eos_section(text.splitlines(), "interface Ethernet10/1")
+    assert not any("switchport" in ln for ln in eos_section(text.splitlines(), "interface Ethernet2/1"))
+    assert eos_section(text.splitlines(), "interface Ethernet30/1") == ["   mtu 9214", "   no switchport",
                                                          "   ip address 10.99.0.1/30"]
-    assert _section(text, "interface Vlan105") == ["   ip address 10.55.5.1/24"]
+    assert eos_section(text.splitlines(), "interface Vlan105") == ["   ip address 10.55.5.1/24"]
     assert "interface Vlan112" not in text  # no SVI without an address
     lines = text.splitlines()  # VLANs before the ports that use them, SVIs after the Ethernet ports
     assert lines.index("vlan 105") < lines.index("interface Port-Channel10") < lines.index("interface Vlan105")
