@@ -7,56 +7,14 @@ import json
 import os
 import re
 import subprocess
-import time
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV_BIN = os.path.join(ROOT, ".venv", "bin")
-PODSIM = os.path.join(ROOT, "sim", "podsim")
-RESULTS = os.path.join(ROOT, "results", "pod-in-a-box", "latest")
-DGX = ["sim-dgx%d" % i for i in range(1, 5)]
+from e2e import DGX, PODSIM, RESULTS, ROOT, STATE_ONLY, TIMINGS, VENV_BIN, recap, run
+
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="the simulator needs root")]
-TIMINGS = {}
-# The drift tests need the state checks, not the performance or NCCL runs (test_validate_... runs everything once).
-STATE_ONLY = ("--skip-tags", "iperf,fio,nccl,training")  # state checks only: no benchmark, no job
 IFS_BEFORE = set()  # what the shared export held before validation (it must add nothing)
-
-
-def run(*cmd, timeout=600, check=False):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_FORCE_COLOR="0", PATH=VENV_BIN + ":" + os.environ["PATH"])
-    start = time.monotonic()
-    res = subprocess.run(list(cmd), cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    res.elapsed = time.monotonic() - start
-    if check:
-        assert res.returncode == 0, "%s failed (%d):\n%s\n%s" % (cmd, res.returncode, res.stdout[-6000:],
-                                                                  res.stderr[-3000:])
-    return res
-
-
-def recap(output: str):
-    """{host: {'ok': n, 'changed': n, 'failed': n, 'unreachable': n}} from the PLAY RECAP."""
-    stats = {}
-    for m in re.finditer(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)",
-                         output.split("PLAY RECAP")[-1], re.M):
-        stats[m.group(1)] = dict(ok=int(m.group(2)), changed=int(m.group(3)), unreachable=int(m.group(4)),
-                                 failed=int(m.group(5)))
-    return stats
-
-
-@pytest.fixture(scope="module")
-def pod():
-    res = run(PODSIM, "up", "--nodes", "4", "--storage", "2", check=True)
-    TIMINGS["sim up (4 nodes)"] = res.elapsed
-    yield
-    res = run(PODSIM, "down")
-    TIMINGS["sim down"] = res.elapsed
-    print("\ntimings: " + ", ".join("%s %.1f s" % kv for kv in TIMINGS.items()))
-    assert res.returncode == 0, res.stdout + res.stderr
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert not [n for n in DGX if n in netns], netns
 
 
 def test_every_node_answers(pod):
@@ -64,9 +22,7 @@ def test_every_node_answers(pod):
     assert res.stdout.count("SUCCESS") == 6, res.stdout
 
 
-def test_site_converges_then_changes_nothing(pod):
-    first = run("ansible-playbook", "site.yml", check=True)
-    TIMINGS["site.yml first run"] = first.elapsed
+def test_site_converges_then_changes_nothing(converged):
     second = run("ansible-playbook", "site.yml", check=True)
     TIMINGS["site.yml re-run"] = second.elapsed
     stats = recap(second.stdout)
@@ -85,7 +41,7 @@ def switch_drift(sw, port="Ethernet1/1", mtu=1500):
     assert "Invalid" not in res.stdout, res.stdout
 
 
-def test_switch_drift_bad_line_and_dropped_sessions_on_the_fake_switches(pod):
+def test_switch_drift_bad_line_and_dropped_sessions_on_the_fake_switches(converged):
     """The issue's switch acceptance on the pod-in-a-box (fake EOS switches over SSH, started by podsim up):
     drift shows in --check --diff and a run fixes it, with a backup; a rejected line aborts the EOS session
     and leaves the running config byte-identical; a drop before the commit leaves the old config; a drop
@@ -147,7 +103,7 @@ def switch_checks():
     return results, [c for c in results["checks"] if c["check"].startswith("switch")]
 
 
-def test_validate_switches_passes_then_finds_a_lowered_mtu_and_a_swapped_cable(pod):
+def test_validate_switches_passes_then_finds_a_lowered_mtu_and_a_swapped_cable(converged):
     """validate.yml --tags switches (read-only) on the converged pod passes; a port MTU lowered at the fake
     switch's console and a swapped cable are found, each naming switch, port and NIC; cleared, it passes."""
     validate = ("ansible-playbook", "validate.yml", "--tags", "switches", "-e", "switch_config_validate_interval=2")
@@ -182,7 +138,7 @@ def test_validate_switches_passes_then_finds_a_lowered_mtu_and_a_swapped_cable(p
     run(*validate, check=True)
 
 
-def test_validate_writes_a_simulated_report(pod):
+def test_validate_writes_a_simulated_report(converged):
     IFS_BEFORE.update(os.listdir(os.path.join(ROOT, "sim", ".state", "ifs")))
     # the NCCL and training stages run (healthy, then with faults) in their own tests below; leaving them out
     # here keeps CI's time (each is minutes on the 2-core simulator)
@@ -220,7 +176,7 @@ def test_validate_writes_a_simulated_report(pod):
     assert not left, "validation left files on the storage: %s" % left
 
 
-def test_a_data_mount_removed_by_hand_is_caught_and_fixed(pod):
+def test_a_data_mount_removed_by_hand_is_caught_and_fixed(converged):
     node, path = "sim-dgx3", "/mnt/isilon3"
     run(PODSIM, "exec", node, "--", "umount", path, check=True)
     res = run("ansible-playbook", "playbooks/preflight.yml", "playbooks/validate_storage.yml", "playbooks/report.yml")
@@ -237,7 +193,7 @@ def test_a_data_mount_removed_by_hand_is_caught_and_fixed(pod):
     assert "mount %s (nfs://198.18." % path in fix.stdout or recap(fix.stdout)[node]["changed"] == 1
 
 
-def test_a_stopped_storage_node_fails_in_bounded_time_naming_its_addresses(pod):
+def test_a_stopped_storage_node_fails_in_bounded_time_naming_its_addresses(converged):
     run(PODSIM, "exec", "sim-isilon2", "--", "sh", "-c", "kill $(cat /run/ganesha/ganesha.pid)", check=True)
     try:
         # mounts exist: the verification reads through every data mount at once, each read bounded
@@ -269,7 +225,7 @@ def test_a_stopped_storage_node_fails_in_bounded_time_naming_its_addresses(pod):
     run("ansible-playbook", "playbooks/storage.yml", timeout=300, check=True)
 
 
-def test_a_half_rate_nic_fails_exactly_its_pairs(pod):
+def test_a_half_rate_nic_fails_exactly_its_pairs(converged):
     node, nic = "sim-dgx2", "enp12s0"
     # 8 tests run at once on 2 shared cores: a pair reaches ~2-2.5 Gbit/s, so 1 Gbit/s is under half of it
     run(PODSIM, "shape", node, nic, "--rate", "1gbit", check=True)
@@ -292,7 +248,7 @@ def test_a_half_rate_nic_fails_exactly_its_pairs(pod):
             assert node in c["cause"] and nic in c["cause"], c
 
 
-def test_a_stopped_container_is_named_by_validate_and_testinfra_then_restarted(pod):
+def test_a_stopped_container_is_named_by_validate_and_testinfra_then_restarted(converged):
     node = "sim-dgx3"
     run(PODSIM, "exec", node, "--", "podman", "stop", "--time", "1", "dgxpod-mpi", check=True)
     res = run("ansible-playbook", "validate.yml", "--tags", "containers")
@@ -318,7 +274,7 @@ def nccl_results():
     return doc, [c for c in doc["checks"] if c["check"].startswith("nccl")]
 
 
-def test_nccl_stage_passes_names_a_shaped_node_and_a_stopped_container(pod):
+def test_nccl_stage_passes_names_a_shaped_node_and_a_stopped_container(converged):
     """Issue 14 on the pod-in-a-box: the NCCL stage (CPU stand-in) passes on the healthy pod; a shaped data
     NIC makes the all-node step fail and the pairs name exactly that node; a stopped MPI container makes the
     stage an error naming the node, in bounded time, and the report is still written."""
@@ -364,13 +320,13 @@ def test_nccl_stage_passes_names_a_shaped_node_and_a_stopped_container(pod):
         run("ansible-playbook", "playbooks/containers.yml", check=True)
 
 
-def test_testinfra_checks_pass(pod):
+def test_testinfra_checks_pass(converged):
     res = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/infra",
               "--pod-inventory", "inventories/sim")
     assert res.returncode == 0 and " passed" in res.stdout and "failed" not in res.stdout, res.stdout[-4000:]
 
 
-def test_a_renamed_nic_is_caught(pod):
+def test_a_renamed_nic_is_caught(converged):
     node = "sim-dgx2"
     run(PODSIM, "exec", node, "--", "sh", "-c",
         "ip link set enp12s0 down && ip link set enp12s0 name enp12s0x", check=True)
@@ -395,7 +351,7 @@ def test_a_renamed_nic_is_caught(pod):
     run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
 
 
-def test_mtu_changed_by_hand_is_shown_caught_and_fixed(pod):
+def test_mtu_changed_by_hand_is_shown_caught_and_fixed(converged):
     node, nic = "sim-dgx3", "enp12s0"
     run(PODSIM, "exec", node, "--", "ip", "link", "set", "dev", nic, "mtu", "1500", check=True)
     # --check --diff shows exactly that difference, on that node only, and changes nothing
@@ -419,7 +375,7 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(pod):
     run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
 
 
-def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(pod):
+def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(converged):
     node = "sim-dgx4"
     run(PODSIM, "exec", node, "--", "sh", "-c",
         "mlnx_qos -i enp139s0 --trust pcp --pfc 0,0,0,0,0,0,0,0 >/dev/null && "
@@ -447,7 +403,7 @@ def gpu_checks():
     return doc, [c for c in doc["checks"] if c["check"].startswith(("gpu", "hca_", "ofed"))]
 
 
-def test_gpu_health_passes_then_names_each_injected_fault(pod):
+def test_gpu_health_passes_then_names_each_injected_fault(converged):
     """validate.yml --tags gpu on the stand-ins: healthy pod passes in seconds; a missing GPU, ECC errors, an
     NVLink down, a GPU at PCIe x8 and a missing peermem module (one per node) are each named with node, GPU
     index and cause; cleared, the pod passes again."""
@@ -506,7 +462,7 @@ def training_checks():
     return doc, checks
 
 
-def test_training_makes_the_dataset_once_trains_through_every_mount_and_a_slow_storage_path_is_named(pod):
+def test_training_makes_the_dataset_once_trains_through_every_mount_and_a_slow_storage_path_is_named(converged):
     ifs = os.path.join(ROOT, "sim", ".state", "ifs")
     before = set(os.listdir(ifs)) - {"dgxpod-dataset"}
     subprocess.run(["rm", "-rf", os.path.join(ifs, "dgxpod-dataset")], check=True)
