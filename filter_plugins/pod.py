@@ -2,15 +2,41 @@
 """Filters that read the pod model (docs/pod-model.md)."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
+import yaml
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, primary_nic, rdma_problems  # noqa: E402
+from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, rdma_problems  # noqa: E402
 from pod_derive import link_layer_mismatch, unsupported_port_modes  # noqa: E402
+from pod_types import Pod  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
 from storage_plan import mount_plan  # noqa: E402
 from scale_plan import verbs_ports  # noqa: E402
+
+
+PROFILES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "profiles")
+
+
+@functools.cache
+def _profile(name):
+    path = os.path.join(PROFILES, "%s.yml" % name)
+    try:
+        with open(path) as fh:
+            doc = yaml.safe_load(fh) or {}
+    except OSError as exc:
+        raise ValueError("RA profile %s: %s (pod.ra_profile names a file in profiles/)" % (name, exc)) from None
+    if not isinstance(doc.get("profile"), dict):
+        raise ValueError("RA profile %s has no 'profile:' mapping" % path)
+    return doc["profile"]
+
+
+def pod_ra_profile(pod):
+    """The pod's RA profile (profiles/<pod.ra_profile>.yml, its ``profile`` mapping): the one way every role
+    and stage reads it (loaded once per run)."""
+    return _profile(str((pod or {}).get("ra_profile") or ""))
 
 
 def pod_model_vars(host_names, hostvars):
@@ -45,37 +71,43 @@ def pod_scale_verbs_ports(nics, pod, port=1):
     return verbs_ports(nics or [], (pod or {}).get("fabrics") or [], int(port))
 
 
+def _whole_pod(hostvars, groups, pod) -> Pod:
+    """The typed pod of the DGX and storage nodes (the only hosts these derivations read)."""
+    members = list(groups.get("dgx", [])) + list(groups.get("storage", []))
+    return Pod.from_hostvars({h: hostvars[h] for h in members}, groups, pod)
+
+
 def pod_nic_plan(nics, pod):
     """Per-NIC configuration (cidr, netmask, mtu, gateway, kind, ...) from the model."""
-    return nic_plan(nics or [], pod)
+    return nic_plan(Pod.of_one_host(pod, nics or []), "this-host")
 
 
 def pod_hosts_entries(host_names, hostvars, groups, pod):
     """/etc/hosts entries [{address, name}] for every DGX and storage node."""
     del host_names  # the groups decide; kept so the filter reads naturally in templates
-    return hosts_entries({h: hostvars[h] for h in groups.get("dgx", []) + groups.get("storage", [])},
-                         groups, pod)
+    return hosts_entries(_whole_pod(hostvars, groups, pod))
 
 
 def pod_primary_nic(nics, pod):
-    """The NIC a host's name resolves to."""
-    return primary_nic(nics or [], pod)
+    """The NIC a host's name resolves to (a plan entry, as pod_nic_plan gives), or None."""
+    one = Pod.of_one_host(pod, nics or [])
+    nic = one.primary_nic("this-host")
+    return nic_plan(one, "this-host")[nic.index] if nic is not None else None
 
 
 def pod_nccl_env(nics, pod, profile_env, gid_indexes=None):
     """NCCL/MPI environment variables for one DGX."""
-    return nccl_env(nics or [], pod, profile_env or {}, gid_indexes)
+    return nccl_env(Pod.of_one_host(pod, nics or []), "this-host", profile_env or {}, gid_indexes)
 
 
 def pod_ping_targets(host, hostvars, groups, pod):
     """Full-MTU ping targets (nic, peer, address, mtu) from one DGX to every other DGX."""
-    return ping_targets(host, {h: hostvars[h] for h in groups.get("dgx", [])}, groups, pod)
+    return ping_targets(Pod.from_hostvars({h: hostvars[h] for h in groups.get("dgx", [])}, groups, pod), host)
 
 
 def pod_nfs_mount_plan(host, hostvars, groups, pod, profile_nfs=None, client="kernel", fuse_helper=""):
     """The NFS scripts + data mounts of one DGX (module_utils/storage_plan.py, docs/nfs-client.md)."""
-    model = {h: hostvars[h] for h in list(groups.get("dgx", [])) + list(groups.get("storage", []))}
-    return mount_plan(host, model, groups, pod, profile_nfs or {}, client, fuse_helper or "")
+    return mount_plan(_whole_pod(hostvars, groups, pod), host, profile_nfs or {}, client, fuse_helper or "")
 
 
 def pod_pfc_bit(index, priority):
@@ -100,7 +132,8 @@ def pod_rdma_problems(rdma_nics, dgx_hw, pfc_priority):
 
 class FilterModule:
     def filters(self):
-        return {"pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map, "pod_nic_plan": pod_nic_plan,
+        return {"pod_ra_profile": pod_ra_profile, "pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map,
+                "pod_nic_plan": pod_nic_plan,
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets, "pod_pfc_bit": pod_pfc_bit,
                 "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,

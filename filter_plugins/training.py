@@ -7,15 +7,15 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils"))
 
-from pod_derive import primary_nic  # noqa: E402
+from pod_types import Pod  # noqa: E402
 
 
 def pod_training_target(hv, pod, connect="name"):
     """One DGX as pod_train's hosts entry: node, connect (its inventory name, or its primary NIC's address
     with connect='address', as the MPI containers reach each other), hostname (what its ranks report)."""
     node = hv["inventory_hostname"]
-    nic = primary_nic(hv.get("nics") or [], pod) or {}
-    return {"node": node, "connect": node if connect == "name" else nic.get("address") or node,
+    nic = Pod.of_one_host(pod, hv.get("nics") or [], node).primary_nic(node)
+    return {"node": node, "connect": node if connect == "name" or nic is None else nic.address,
             "hostname": ((hv.get("pod_training_hostname") or {}).get("stdout") or node).strip()}
 
 

@@ -6,96 +6,62 @@ dead node cannot break the run for the others and `--limit` works.
 """
 from __future__ import annotations
 
-import ipaddress
 from typing import Any, Dict, List, Optional
 
+try:
+    from ansible.module_utils.pod_types import Nic, Pod
+except ImportError:  # tests and filter plugins import module_utils by plain name
+    from pod_types import Nic, Pod  # type: ignore
 
-def fabrics_by_name(pod: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    return {f["name"]: f for f in pod.get("fabrics") or []}
+
+def nic_entry(nic: Nic) -> Dict[str, Any]:
+    """Everything needed to configure one NIC (address with prefix, netmask, MTU, gateway, kind)."""
+    fab = nic.fabric
+    return {
+        "name": nic.name,
+        "fabric": fab.name,
+        "kind": fab.kind,
+        "carries": list(fab.carries),
+        "address": nic.address,
+        "prefix": nic.prefix,
+        "cidr": nic.cidr,
+        "netmask": str(fab.subnet.netmask),
+        "mtu": nic.mtu,
+        "gateway": fab.gateway if nic.default_route else None,
+        "rdma_device": nic.rdma_device,
+        "roce": fab.roce,
+        "ipoib_mode": fab.ipoib_mode,
+    }
 
 
-def nic_plan(nics: List[Dict[str, Any]], pod: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """Per NIC: everything needed to configure it (address with prefix, netmask, MTU, gateway, kind).
+def nic_plan(pod: Pod, host: str) -> List[Dict[str, Any]]:
+    """Per NIC of ``host``: everything needed to configure it (see :func:`nic_entry`).
 
-    >>> nic_plan([{"name": "e0", "fabric": "f", "address": "10.0.0.5", "default_route": True}],
-    ...          {"fabrics": [{"name": "f", "kind": "ethernet", "subnet": "10.0.0.0/24", "mtu": 9000,
-    ...                        "gateway": "10.0.0.1", "carries": ["compute"]}]})[0]["cidr"]
-    '10.0.0.5/24'
+    >>> p = Pod.of_one_host({"fabrics": [{"name": "f", "kind": "ethernet", "subnet": "10.0.0.0/24", "mtu": 9000,
+    ...                      "gateway": "10.0.0.1", "carries": ["compute"]}]},
+    ...                     [{"name": "e0", "fabric": "f", "address": "10.0.0.5", "default_route": True}], "h")
+    >>> nic_plan(p, "h")[0]["cidr"], nic_plan(p, "h")[0]["gateway"]
+    ('10.0.0.5/24', '10.0.0.1')
     """
-    fabrics = fabrics_by_name(pod)
-    plan = []
-    for nic in nics:
-        fab = fabrics[nic["fabric"]]
-        net = ipaddress.IPv4Network(fab["subnet"])
-        gateway = fab.get("gateway") if nic.get("default_route") else None
-        plan.append({
-            "name": nic["name"],
-            "fabric": fab["name"],
-            "kind": fab["kind"],
-            "carries": list(fab.get("carries") or []),
-            "address": nic["address"],
-            "prefix": net.prefixlen,
-            "cidr": "%s/%d" % (nic["address"], net.prefixlen),
-            "netmask": str(net.netmask),
-            "mtu": int(nic.get("mtu") or fab["mtu"]),
-            "gateway": gateway,
-            "rdma_device": nic.get("rdma_device"),
-            "roce": fab.get("roce", "none") if fab["kind"] == "ethernet" else "none",
-            "ipoib_mode": (fab.get("ipoib_mode") or "datagram") if fab["kind"] == "infiniband" else None,
-        })
-    return plan
+    return [nic_entry(n) for n in pod.host(host).nics]
 
 
-def hosts_fabric(pod: Dict[str, Any], nics: List[Dict[str, Any]]) -> Optional[str]:
-    """The fabric whose address a host name resolves to.
-
-    ``pod.hosts_fabric`` if set; else the fabric of the NIC with the default route (004: enp132s0,
-    10.55.66.x); else the first NIC's fabric that carries compute traffic; else storage."""
-    if pod.get("hosts_fabric"):
-        return pod["hosts_fabric"]
-    fabrics = fabrics_by_name(pod)
-    for nic in nics:
-        if nic.get("default_route"):
-            return nic["fabric"]
-    for wanted in ("compute", "storage"):
-        for nic in nics:
-            if wanted in (fabrics.get(nic["fabric"], {}).get("carries") or []):
-                return nic["fabric"]
-    return None
-
-
-def primary_nic(nics: List[Dict[str, Any]], pod: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """The NIC whose address the host's name resolves to (see hosts_fabric)."""
-    fabric = hosts_fabric(pod, nics)
-    for nic in nics:
-        if nic["fabric"] == fabric:
-            return nic
-    fabrics = fabrics_by_name(pod)
-    for nic in nics:  # a host with no NIC on that fabric (a storage node): its first storage NIC
-        if "storage" in (fabrics.get(nic["fabric"], {}).get("carries") or []):
-            return nic
-    return None
-
-
-def hosts_entries(hostvars: Dict[str, Dict[str, Any]], groups: Dict[str, List[str]],
-                  pod: Dict[str, Any]) -> List[Dict[str, str]]:
+def hosts_entries(pod: Pod) -> List[Dict[str, str]]:
     """/etc/hosts entries for every DGX and storage node, in inventory order: [{address, name}].
 
     A DGX name resolves to its address on the hosts fabric (004: DGX1-1 -> 10.55.66.231); a storage node
     to its address on that fabric, or its first storage-fabric address."""
     entries = []
-    domain = pod.get("domain")
-    for group in ("dgx", "storage"):
-        for host in groups.get(group, []):
-            nic = primary_nic(hostvars[host].get("nics") or [], pod)
-            if nic is None:
-                continue
-            names = host if not domain else "%s.%s %s" % (host, domain, host)
-            entries.append({"address": nic["address"], "name": names})
+    for host in pod.dgx + pod.storage_nodes:
+        nic = pod.primary_nic(host.name)
+        if nic is None:
+            continue
+        names = host.name if not pod.domain else "%s.%s %s" % (host.name, pod.domain, host.name)
+        entries.append({"address": nic.address, "name": names})
     return entries
 
 
-def nccl_env(nics: List[Dict[str, Any]], pod: Dict[str, Any], profile_env: Dict[str, Any],
+def nccl_env(pod: Pod, host: str, profile_env: Dict[str, Any],
              gid_indexes: Optional[Dict[str, int]] = None) -> Dict[str, str]:
     """The NCCL/MPI environment for one DGX (written to an env file that containers and jobs read).
 
@@ -103,45 +69,42 @@ def nccl_env(nics: List[Dict[str, Any]], pod: Dict[str, Any], profile_env: Dict[
     NCCL_IB_GID_INDEX comes from the RoCEv2 IPv4 GID each device really has (resolved from sysfs by
     the hardware-facts module) and falls back to the profile's value when facts are not available;
     NCCL_SOCKET_IFNAME and the MPI TCP interface are the NIC the host name resolves to."""
-    fabrics = fabrics_by_name(pod)
-    compute = [n for n in nics if "compute" in (fabrics[n["fabric"]].get("carries") or []) and n.get("rdma_device")]
-    primary = primary_nic(nics, pod)
+    compute = [n for n in pod.host(host).nics if "compute" in n.fabric.carries and n.rdma_device]
+    primary = pod.primary_nic(host)
     env = {str(k): str(v) for k, v in (profile_env or {}).items()}
     if compute:
-        env["NCCL_IB_HCA"] = ",".join(n["rdma_device"] for n in compute)
-    roce = [n for n in compute if fabrics[n["fabric"]].get("kind") == "ethernet"]
+        env["NCCL_IB_HCA"] = ",".join(n.rdma_device for n in compute)
+    roce = [n for n in compute if n.fabric.kind == "ethernet"]
     if roce and gid_indexes:
-        found = sorted({gid_indexes[n["rdma_device"]] for n in roce if n["rdma_device"] in gid_indexes})
+        found = sorted({gid_indexes[n.rdma_device] for n in roce if n.rdma_device in gid_indexes})
         if len(found) == 1:
             env["NCCL_IB_GID_INDEX"] = str(found[0])
         elif found:
             raise ValueError("RoCEv2 GID index differs between devices (%s); NCCL takes one value per host"
-                             % ", ".join("%s=%s" % (n["rdma_device"], gid_indexes.get(n["rdma_device"]))
-                                         for n in roce))
+                             % ", ".join("%s=%s" % (n.rdma_device, gid_indexes.get(n.rdma_device)) for n in roce))
     if not roce:
         env.pop("NCCL_IB_GID_INDEX", None)  # InfiniBand needs no GID index
     if primary is not None:
-        env["NCCL_SOCKET_IFNAME"] = primary["name"]
-        env["OMPI_MCA_btl_tcp_if_include"] = primary["name"]
+        env["NCCL_SOCKET_IFNAME"] = primary.name
+        env["OMPI_MCA_btl_tcp_if_include"] = primary.name
     return dict(sorted(env.items()))
 
 
-def ping_targets(host: str, hostvars: Dict[str, Dict[str, Any]], groups: Dict[str, List[str]],
-                 pod: Dict[str, Any], group: str = "dgx") -> List[Dict[str, Any]]:
+def ping_targets(pod: Pod, host: str, group: str = "dgx") -> List[Dict[str, Any]]:
     """Full-MTU ping targets for ``host``: every other member of ``group`` on every Ethernet data fabric
     (fabrics that carry compute or storage) that both have a NIC on. MTU = the smaller of the two NICs'."""
-    mine = {n["fabric"]: n for n in nic_plan(hostvars[host].get("nics") or [], pod)
-            if n["kind"] == "ethernet" and set(n["carries"]) & {"compute", "storage"}}
+    mine = {n.fabric.name: n for n in pod.host(host).nics
+            if n.fabric.kind == "ethernet" and n.fabric.carries_any("compute", "storage")}
     targets = []
-    for peer in groups.get(group, []):
-        if peer == host:
+    for peer in pod.in_group(group):
+        if peer.name == host:
             continue
-        for pn in nic_plan(hostvars[peer].get("nics") or [], pod):
-            local = mine.get(pn["fabric"])
+        for pn in peer.nics:
+            local = mine.get(pn.fabric.name)
             if local is None:
                 continue
-            targets.append({"nic": local["name"], "fabric": pn["fabric"], "peer": peer,
-                            "address": pn["address"], "mtu": min(local["mtu"], pn["mtu"])})
+            targets.append({"nic": local.name, "fabric": pn.fabric.name, "peer": peer.name,
+                            "address": pn.address, "mtu": min(local.mtu, pn.mtu)})
     return targets
 
 

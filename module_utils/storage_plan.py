@@ -32,9 +32,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.pod_derive import hosts_fabric
+    from ansible.module_utils.pod_types import Pod
 except ImportError:  # filter plugins, tests
-    from pod_derive import hosts_fabric  # type: ignore
+    from pod_types import Pod  # type: ignore
 
 CLIENT_TYPES = {
     "kernel": {"fstype": "nfs", "src": "{ip}:{export}"},
@@ -49,36 +49,25 @@ class PlanError(ValueError):
     """The model cannot produce a mount plan; the message says why and what to change."""
 
 
-def _fabrics(pod: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    return {f["name"]: f for f in pod.get("fabrics") or []}
-
-
-def storage_fabrics(pod: Dict[str, Any], first: Optional[str] = None) -> List[str]:
-    """Fabrics that carry storage, ``first`` (the hosts fabric: 004's data-66) before the others."""
-    names = [f["name"] for f in pod.get("fabrics") or [] if "storage" in (f.get("carries") or [])]
-    first = first or pod.get("hosts_fabric")
-    return sorted(names, key=lambda n: (n != first, names.index(n)))
-
-
-def endpoints(storage_hosts: List[str], hostvars: Dict[str, Dict[str, Any]], pod: Dict[str, Any],
-              dgx_fabrics: Optional[List[str]] = None, first: Optional[str] = None) -> List[Dict[str, Any]]:
+def endpoints(pod: Pod, dgx_fabrics: Optional[List[str]] = None, first: Optional[str] = None
+              ) -> List[Dict[str, Any]]:
     """Storage addresses a DGX can mount, in the diagonal order described in the module docstring.
 
     ``dgx_fabrics``: the fabrics the DGX has NICs on (None: no restriction); ``first``: the fabric
     that comes first (the DGX's hosts fabric)."""
-    fabs = storage_fabrics(pod, first)
+    fabs = pod.storage_fabrics(first)
     if dgx_fabrics is not None:
         fabs = [f for f in fabs if f in dgx_fabrics]
     rank = {f: i for i, f in enumerate(fabs)}
     queues = []
-    for j, host in enumerate(storage_hosts):
-        nics = [n for n in (hostvars.get(host, {}).get("nics") or []) if n.get("fabric") in rank]
-        nics.sort(key=lambda n: rank[n["fabric"]])  # stable: NIC order within a fabric is kept
+    for j, node in enumerate(pod.storage_nodes):
+        nics = [n for n in node.nics if n.fabric.name in rank]
+        nics.sort(key=lambda n: rank[n.fabric.name])  # stable: NIC order within a fabric is kept
         if nics:
             k = j % len(nics)
             nics = nics[k:] + nics[:k]
-        queues.append([{"ip": n["address"], "storage_host": host, "storage_nic": n.get("name"),
-                        "fabric": n["fabric"]} for n in nics])
+        queues.append([{"ip": n.address, "storage_host": node.name, "storage_nic": n.name,
+                        "fabric": n.fabric.name} for n in nics])
     out = []
     depth = max((len(q) for q in queues), default=0)
     for i in range(depth):
@@ -123,14 +112,13 @@ def mount_options(storage: Dict[str, Any], profile_nfs: Dict[str, Any]) -> Dict[
     return {"scripts": _join(scripts), "data": _join(data)}
 
 
-def mount_plan(host: str, hostvars: Dict[str, Dict[str, Any]], groups: Dict[str, List[str]],
-               pod: Dict[str, Any], profile_nfs: Optional[Dict[str, Any]] = None,
+def mount_plan(pod: Pod, host: str, profile_nfs: Optional[Dict[str, Any]] = None,
                client: str = "kernel", fuse_helper: str = "") -> Dict[str, Any]:
     """The NFS mounts of one DGX: {'mounts': [...], 'endpoints': [...], 'warnings': [...]}.
 
     Each mount: path, kind (scripts|data), index (data: 1..N), ip, export, src, fstype, opts,
     storage_host, storage_nic, fabric, via_nic (the DGX NIC on that fabric)."""
-    storage = pod.get("storage") or {}
+    storage = pod.storage
     if storage.get("protocol") != "nfs":
         return {"mounts": [], "endpoints": [], "warnings": []}
     if client not in CLIENT_TYPES:
@@ -138,18 +126,17 @@ def mount_plan(host: str, hostvars: Dict[str, Dict[str, Any]], groups: Dict[str,
     if client == "fuse" and not fuse_helper:
         raise PlanError("NFS client type 'fuse' needs the name of its mount.fuse helper (nfs_client_fuse_helper)")
     profile_nfs = profile_nfs or {}
-    dgx = list(groups.get("dgx") or [])
+    dgx = [h.name for h in pod.dgx]
     if host not in dgx:
         raise PlanError("%s is not in the dgx group; only DGX nodes mount the storage" % host)
-    my_nics = hostvars[host].get("nics") or []
-    via = {}
-    for n in my_nics:
-        via.setdefault(n["fabric"], n["name"])
-    first = hosts_fabric(pod, my_nics)
-    eps = endpoints(list(groups.get("storage") or []), hostvars, pod, list(via), first)
+    via: Dict[str, str] = {}
+    for n in pod.host(host).nics:
+        via.setdefault(n.fabric.name, n.name)
+    first = pod.hosts_fabric(host)
+    eps = endpoints(pod, list(via), first)
     if not eps:
         raise PlanError("%s has no NIC on a fabric where a storage node has an address (storage fabrics: %s)" % (
-            host, ", ".join(storage_fabrics(pod)) or "none"))
+            host, ", ".join(pod.storage_fabrics()) or "none"))
     export = storage.get("export", "/ifs")
     n_data = int(storage.get("data_mounts") or profile_nfs.get("data_mounts") or 1)
     opts = mount_options(storage, profile_nfs)

@@ -17,11 +17,13 @@ import ipaddress
 from typing import Any, Dict, List, Optional
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.pod_model import (ETHERNET_OVERHEAD, SWITCH_MODELS, check_switch_l3, host_mtu,
+    from ansible.module_utils.pod_model import (ETHERNET_OVERHEAD, SWITCH_MODELS, check_switch_l3,
                                                 switch_port_mtu, vlan_id)
+    from ansible.module_utils.pod_types import Pod
 except ImportError:  # plain Python (filter plugin, tests)
-    from pod_model import (ETHERNET_OVERHEAD, SWITCH_MODELS, check_switch_l3, host_mtu,  # type: ignore
+    from pod_model import (ETHERNET_OVERHEAD, SWITCH_MODELS, check_switch_l3,  # type: ignore
                            switch_port_mtu, vlan_id)
+    from pod_types import Pod  # type: ignore
 
 # Host side of lossless RoCE (REFERENCE_FACTS / docs/pod-model.md): trust DSCP, PFC on priority 3.
 ROCE_PFC_PRIORITY = 3
@@ -42,31 +44,18 @@ DEFAULT_OPTIONS: Dict[str, Any] = {
 }
 
 
-def _fabrics(pod: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    return {f["name"]: f for f in (pod or {}).get("fabrics") or [] if isinstance(f, dict) and "name" in f}
-
-
 def _port_index(model_name: str, port: str) -> int:
     ports = SWITCH_MODELS[model_name].ports
     return ports.index(port) if port in ports else len(ports)
 
 
-def cabling(model: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
+def cabling(model: Dict[str, Any], pod: Optional[Pod] = None) -> Dict[str, List[Dict[str, Any]]]:
     """{switch: every NIC cabled to it} in one pass over the pod (see :func:`cabled_nics`)."""
-    fabrics = _fabrics(model.get("pod") or {})
-    out: Dict[str, List[Dict[str, Any]]] = {}
-    for host, info in sorted((model.get("hosts") or {}).items()):
-        for i, nic in enumerate((info.get("vars") or {}).get("nics") or []):
-            if not isinstance(nic, dict) or not nic.get("switch") or not nic.get("switch_port"):
-                continue
-            fab = fabrics.get(nic.get("fabric")) or {}
-            out.setdefault(nic["switch"], []).append({
-                "host": host, "nic": nic.get("name"), "index": i, "port": nic["switch_port"],
-                "fabric": nic.get("fabric"), "kind": fab.get("kind"), "speed": nic.get("speed"),
-                "host_mtu": host_mtu(nic, fab) if fab.get("mtu") else None,
-                "roce": fab.get("roce") or "none", "address": nic.get("address"),
-            })
-    return out
+    pod = pod or Pod.from_model(model)
+    return {switch: [{"host": n.host, "nic": n.name, "index": n.index, "port": n.switch_port,
+                      "fabric": n.fabric.name, "kind": n.fabric.kind, "speed": n.speed, "host_mtu": n.mtu,
+                      "roce": n.fabric.roce, "address": n.address} for n in nics]
+            for switch, nics in pod.cabling().items()}
 
 
 def cabled_nics(model: Dict[str, Any], switch: str) -> List[Dict[str, Any]]:
@@ -74,19 +63,16 @@ def cabled_nics(model: Dict[str, Any], switch: str) -> List[Dict[str, Any]]:
     return cabling(model).get(switch, [])
 
 
-def _management(model: Dict[str, Any], switch_vars: Dict[str, Any], platform: str) -> Optional[Dict[str, Any]]:
+def _management(pod: Pod, switch_vars: Dict[str, Any], platform: str) -> Optional[Dict[str, Any]]:
     """The switch's management address: its ansible_host, when a management fabric of the pod holds it."""
     try:
         addr = ipaddress.IPv4Address(str(switch_vars.get("ansible_host", "")).strip())
     except ValueError:
         return None
-    for fab in _fabrics(model.get("pod") or {}).values():
-        if "management" not in (fab.get("carries") or []):
-            continue
-        net = ipaddress.IPv4Network(fab["subnet"], strict=False)
-        if addr in net:
+    for fab in pod.fabrics_carrying("management"):
+        if addr in fab.subnet:
             return {"interface": PLATFORM_INFO[platform]["mgmt"], "address": str(addr),
-                    "prefix_length": net.prefixlen, "fabric": fab["name"]}
+                    "prefix_length": fab.subnet.prefixlen, "fabric": fab.name}
     return None
 
 
@@ -106,7 +92,8 @@ class _PodIndex:
     """What every switch's config reads from the whole pod, computed once for a fabric of switches."""
 
     def __init__(self, model: Dict[str, Any]):
-        self.cabling = cabling(model)
+        self.pod = Pod.from_model(model)
+        self.cabling = cabling(model, self.pod)
         self.first_ib_switch = _first_ib_switch(model)
 
 
@@ -218,7 +205,7 @@ def structured_config(model: Dict[str, Any], switch: str, options: Optional[Dict
         "device_type": PLATFORM_INFO[platform]["device_type"],
         "pod": (model.get("pod") or {}).get("name"),
     }
-    mgmt = _management(model, hvars, platform)
+    mgmt = _management(index.pod, hvars, platform)
     if mgmt:
         out["management"] = mgmt
     if ethernet:

@@ -7,12 +7,17 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "module_utils"))
 from pod_derive import hosts_entries, nccl_env, nic_plan  # noqa: E402
+from pod_types import Pod  # noqa: E402
+
+
+def pod_of(node):
+    return Pod.from_hostvars(node.pod_hostvars, node.pod_groups, node.vars["pod"])
 
 
 def test_nic_mtu_and_address(node):
     links = {link["ifname"]: link for link in json.loads(node.host.check_output("ip -j addr show"))}
     wrong = []
-    for nic in nic_plan(node.vars["nics"], node.vars["pod"]):
+    for nic in nic_plan(pod_of(node), node.name):
         link = links.get(nic["name"])
         if link is None:
             wrong.append("%s %s: no such interface" % (node.name, nic["name"]))
@@ -31,8 +36,7 @@ def test_hosts_block(node):
     marker = "# BEGIN dgxpod toolkit"
     block = text.split(marker)[1].split("# END dgxpod toolkit")[0] if marker in text else ""
     lines = [ln.split() for ln in block.splitlines()[1:] if ln.strip()]
-    want = [[e["address"]] + e["name"].split() for e in hosts_entries(node.pod_hostvars, node.pod_groups,
-                                                                       node.vars["pod"])]
+    want = [[e["address"]] + e["name"].split() for e in hosts_entries(pod_of(node))]
     assert lines == want, "%s: /etc/hosts block differs from the model" % node.name
 
 
@@ -40,7 +44,7 @@ def test_nccl_env_file(node):
     f = node.host.file("/etc/dgxpod/nccl.env")
     assert f.exists, "%s: /etc/dgxpod/nccl.env missing" % node.name
     env = dict(ln.split("=", 1) for ln in f.content_string.splitlines() if ln and not ln.startswith("#"))
-    want = nccl_env(node.vars["nics"], node.vars["pod"], {})
+    want = nccl_env(pod_of(node), node.name, {})
     for key in ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "OMPI_MCA_btl_tcp_if_include"):
         if key in want:
             assert env.get(key) == want[key], "%s: %s=%s, model %s" % (node.name, key, env.get(key), want[key])

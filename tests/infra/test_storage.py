@@ -9,6 +9,7 @@ import yaml
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+from pod_types import Pod  # noqa: E402
 from storage_plan import check_mounts, effective_mounts, mount_plan  # noqa: E402
 
 
@@ -18,7 +19,7 @@ def plan_for(node):
         pytest.skip("%s: the pod's storage is not NFS" % node.name)
     with open(os.path.join(ROOT, "profiles", pod["ra_profile"] + ".yml")) as fh:
         profile_nfs = yaml.safe_load(fh)["profile"].get("nfs") or {}
-    return mount_plan(node.name, node.pod_hostvars, node.pod_groups, pod, profile_nfs,
+    return mount_plan(Pod.from_hostvars(node.pod_hostvars, node.pod_groups, pod), node.name, profile_nfs,
                       node.vars.get("nfs_client_type", "kernel"), node.vars.get("nfs_client_fuse_helper", ""))["mounts"]
 
 

@@ -6,13 +6,13 @@ import os
 import pytest
 
 from inventory_util import ROOT, hostvars
+from pod_types import Pod
 from pod_derive import (
     hosts_entries,
     link_layer_mismatch,
     nccl_env,
     nic_plan,
     ping_targets,
-    primary_nic,
     rdma_problems,
     unsupported_port_modes,
 )
@@ -26,8 +26,8 @@ def dgxpod():
 
 
 def test_nic_plan_matches_004_interfaces_file(dgxpod):
-    hv, _, pod = dgxpod
-    plan = {n["name"]: n for n in nic_plan(hv["DGX1-1"]["nics"], pod)}
+    hv, groups, pod = dgxpod
+    plan = {n["name"]: n for n in nic_plan(Pod.from_hostvars(hv, groups, pod), "DGX1-1")}
     # 004 appendix "NVIDIA DGX-1", /etc/network/interfaces
     assert plan["enp5s0"]["address"] == "10.55.5.231" and plan["enp5s0"]["netmask"] == "255.255.255.0"
     assert plan["enp12s0"]["address"] == "10.55.12.232"
@@ -39,7 +39,7 @@ def test_nic_plan_matches_004_interfaces_file(dgxpod):
 
 def test_hosts_entries_match_004_etc_hosts(dgxpod):
     hv, groups, pod = dgxpod
-    entries = hosts_entries(hv, groups, pod)
+    entries = hosts_entries(Pod.from_hostvars(hv, groups, pod))
     dgx = [(e["address"], e["name"]) for e in entries if e["name"].startswith("DGX")]
     # 004 appendix "NVIDIA DGX-1", /etc/hosts
     assert dgx == [("10.55.66.%d" % a, "DGX1-%d" % i) for i, a in
@@ -48,35 +48,36 @@ def test_hosts_entries_match_004_etc_hosts(dgxpod):
 
 
 def test_nccl_env_from_004_profile(dgxpod):
-    hv, _, pod = dgxpod
+    hv, groups, pod = dgxpod
+    p = Pod.from_hostvars(hv, groups, pod)
     profile = {"NCCL_IB_HCA": "mlx5", "NCCL_IB_SL": 4, "NCCL_IB_GID_INDEX": 3, "NCCL_NET_GDR_READ": 1,
                "NCCL_SOCKET_IFNAME": "^docker0"}
-    env = nccl_env(hv["DGX1-1"]["nics"], pod, profile)
+    env = nccl_env(p, "DGX1-1", profile)
     assert env["NCCL_IB_HCA"] == "mlx5_0,mlx5_1,mlx5_2,mlx5_3" and env["NCCL_IB_SL"] == "4"
     assert env["NCCL_IB_GID_INDEX"] == "3" and env["NCCL_NET_GDR_READ"] == "1"
     assert env["NCCL_SOCKET_IFNAME"] == "enp132s0" == env["OMPI_MCA_btl_tcp_if_include"]
-    resolved = nccl_env(hv["DGX1-1"]["nics"], pod, profile, {"mlx5_%d" % i: 5 for i in range(4)})
+    resolved = nccl_env(p, "DGX1-1", profile, {"mlx5_%d" % i: 5 for i in range(4)})
     assert resolved["NCCL_IB_GID_INDEX"] == "5"
     with pytest.raises(ValueError, match="differs between devices"):
-        nccl_env(hv["DGX1-1"]["nics"], pod, profile, {"mlx5_0": 3, "mlx5_1": 5})
+        nccl_env(p, "DGX1-1", profile, {"mlx5_0": 3, "mlx5_1": 5})
 
 
 def test_infiniband_pod_has_no_gid_index():
     hv = hostvars(os.path.join(ROOT, "inventories", "dgx-ess3000"))
     host = sorted(h for h in hv if "dgx" in hv[h]["group_names"])[0]
-    env = nccl_env(hv[host]["nics"], hv[host]["pod"], {"NCCL_IB_GID_INDEX": 3})
+    env = nccl_env(Pod.from_hostvars(hv), host, {"NCCL_IB_GID_INDEX": 3})
     assert "NCCL_IB_GID_INDEX" not in env and env["NCCL_IB_HCA"]
 
 
 def test_primary_nic_and_hosts_fabric_override(dgxpod):
-    hv, _, pod = dgxpod
-    assert primary_nic(hv["DGX1-1"]["nics"], pod)["name"] == "enp132s0"
-    assert primary_nic(hv["DGX1-1"]["nics"], dict(pod, hosts_fabric="data-5"))["name"] == "enp5s0"
+    hv, groups, pod = dgxpod
+    assert Pod.from_hostvars(hv, groups, pod).primary_nic("DGX1-1").name == "enp132s0"
+    assert Pod.from_hostvars(hv, groups, dict(pod, hosts_fabric="data-5")).primary_nic("DGX1-1").name == "enp5s0"
 
 
 def test_ping_targets_cover_every_pair_on_every_data_fabric(dgxpod):
     hv, groups, pod = dgxpod
-    targets = ping_targets("DGX1-1", hv, groups, pod)
+    targets = ping_targets(Pod.from_hostvars(hv, groups, pod), "DGX1-1")
     assert len(targets) == 8 * 4  # 8 peers x 4 data NICs
     assert {t["mtu"] for t in targets} == {9000}
     assert {"nic": "enp132s0", "fabric": "data-66", "peer": "DGX1-9", "address": "10.55.66.163",

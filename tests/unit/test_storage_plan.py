@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inventory_util import ROOT, hostvars
+from pod_types import Pod
 from storage_plan import (PlanError, check_mounts, effective_mounts, endpoints, mount_options, mount_plan,
                           options_missing, rank_data_dir)
 
@@ -38,7 +39,7 @@ def load(name):
 @pytest.mark.parametrize("name", NFS_PODS)
 def test_reference_pod_plans_match_golden(name):
     hv, groups, pod = load(name)
-    plans = {h: mount_plan(h, hv, groups, pod, profile_nfs(pod))["mounts"] for h in groups["dgx"]}
+    plans = {h: mount_plan(Pod.from_hostvars(hv, groups, pod), h, profile_nfs(pod))["mounts"] for h in groups["dgx"]}
     lines = {h: ["%s %s %s %s via %s" % (m["src"], m["path"], m["fstype"], m["opts"], m["via_nic"]) for m in p]
              for h, p in plans.items()}
     path = os.path.join(GOLDEN, name + ".json")
@@ -57,7 +58,7 @@ def test_dgxpod_every_dgx1_mounts_all_16_isilon_interfaces_with_004_options():
                   if n["fabric"] in ("data-5", "data-66")}
     assert len(isilon_ips) == 16
     for h in groups["dgx"]:
-        mounts = mount_plan(h, hv, groups, pod, profile_nfs(pod))["mounts"]
+        mounts = mount_plan(Pod.from_hostvars(hv, groups, pod), h, profile_nfs(pod))["mounts"]
         data = [m for m in mounts if m["kind"] == "data"]
         assert [m["path"] for m in data] == ["/mnt/isilon%d" % i for i in range(1, 17)]
         assert {m["ip"] for m in data} == isilon_ips
@@ -71,7 +72,8 @@ def test_dgxpod_every_dgx1_mounts_all_16_isilon_interfaces_with_004_options():
 
 def test_eight_consecutive_mounts_reach_eight_storage_nodes_over_both_dgx_nics():
     hv, groups, pod = load("dgxpod")
-    data = [m for m in mount_plan("DGX1-1", hv, groups, pod, profile_nfs(pod))["mounts"] if m["kind"] == "data"]
+    plan = mount_plan(Pod.from_hostvars(hv, groups, pod), "DGX1-1", profile_nfs(pod))
+    data = [m for m in plan["mounts"] if m["kind"] == "data"]
     for start in range(0, 16, 8):
         window = data[start:start + 8]
         assert len({m["storage_host"] for m in window}) == 8
@@ -80,14 +82,14 @@ def test_eight_consecutive_mounts_reach_eight_storage_nodes_over_both_dgx_nics()
 
 def test_the_simulator_plan_uses_the_fuse_standin():
     hv, groups, pod = load("sim")
-    plan = mount_plan("sim-dgx1", hv, groups, pod, profile_nfs(pod), hv["sim-dgx1"]["nfs_client_type"],
-                      hv["sim-dgx1"]["nfs_client_fuse_helper"])
+    plan = mount_plan(Pod.from_hostvars(hv, groups, pod), "sim-dgx1", profile_nfs(pod),
+                      hv["sim-dgx1"]["nfs_client_type"], hv["sim-dgx1"]["nfs_client_fuse_helper"])
     assert {m["fstype"] for m in plan["mounts"]} == {"fuse.podsim-nfs"}
     assert all(m["src"] == "nfs://%s/ifs" % m["ip"] for m in plan["mounts"])
     with pytest.raises(PlanError, match="nfs_client_fuse_helper"):
-        mount_plan("sim-dgx1", hv, groups, pod, profile_nfs(pod), "fuse")
+        mount_plan(Pod.from_hostvars(hv, groups, pod), "sim-dgx1", profile_nfs(pod), "fuse")
     with pytest.raises(PlanError, match="unknown NFS client type 'podsim-fuse'"):
-        mount_plan("sim-dgx1", hv, groups, pod, profile_nfs(pod), "podsim-fuse", "podsim-nfs")
+        mount_plan(Pod.from_hostvars(hv, groups, pod), "sim-dgx1", profile_nfs(pod), "podsim-fuse", "podsim-nfs")
 
 
 # ---------------------------------------------------------------------------------------------- properties
@@ -116,10 +118,10 @@ def test_balance_each_storage_address_carries_within_one_mount_of_every_other(sh
     hv, groups, pod = synthetic(*shape)
     counts = {}
     for h in groups["dgx"]:
-        for m in mount_plan(h, hv, groups, pod)["mounts"]:
+        for m in mount_plan(Pod.from_hostvars(hv, groups, pod), h)["mounts"]:
             if m["kind"] == "data":
                 counts[m["ip"]] = counts.get(m["ip"], 0) + 1
-    all_ips = {e["ip"] for e in endpoints(groups["storage"], hv, pod)}
+    all_ips = {e["ip"] for e in endpoints(Pod.from_hostvars(hv, groups, pod))}
     per_ip = [counts.get(ip, 0) for ip in all_ips]
     assert max(per_ip) - min(per_ip) <= 1, counts
 
@@ -129,8 +131,8 @@ def test_balance_each_storage_address_carries_within_one_mount_of_every_other(sh
 def test_plans_are_deterministic_and_mount_points_unique(shape):
     hv, groups, pod = synthetic(*shape)
     for h in groups["dgx"]:
-        a = mount_plan(h, hv, groups, pod)
-        assert a == mount_plan(h, json.loads(json.dumps(hv)), groups, pod)
+        a = mount_plan(Pod.from_hostvars(hv, groups, pod), h)
+        assert a == mount_plan(Pod.from_hostvars(json.loads(json.dumps(hv)), groups, pod), h)
         paths = [m["path"] for m in a["mounts"]]
         assert len(paths) == len(set(paths))
         # a host spreads over as many different addresses as it has mounts (up to all of them)
@@ -140,14 +142,14 @@ def test_plans_are_deterministic_and_mount_points_unique(shape):
 
 def test_hosts_start_at_different_offsets_when_mounts_do_not_divide_the_addresses():
     hv, groups, pod = synthetic(3, 2, 2, 3)  # 4 addresses, 3 mounts per host
-    firsts = [next(m["ip"] for m in mount_plan(h, hv, groups, pod)["mounts"] if m["kind"] == "data")
+    firsts = [next(m["ip"] for m in mount_plan(Pod.from_hostvars(hv, groups, pod), h)["mounts"] if m["kind"] == "data")
               for h in groups["dgx"]]
     assert len(set(firsts)) == 3, firsts
 
 
 def test_too_few_mounts_pod_wide_is_a_warning():
     hv, groups, pod = synthetic(1, 4, 2, 4)  # 4 mounts over 8 addresses
-    assert "fewer than the two per address" in mount_plan("dgx0", hv, groups, pod)["warnings"][0]
+    assert "fewer than the two per address" in mount_plan(Pod.from_hostvars(hv, groups, pod), "dgx0")["warnings"][0]
 
 
 # ---------------------------------------------------------------------------------------------- options/errors
@@ -161,22 +163,24 @@ def test_options_profile_then_pod_overrides_then_extras():
 
 def test_errors_name_the_host_and_the_fix():
     hv, groups, pod = synthetic(2, 2, 1, 2)
+    pod["fabrics"].append({"name": "elsewhere", "kind": "ethernet", "carries": ["compute"], "subnet": "10.8.0.0/24",
+                           "mtu": 9000})
     hv["dgx1"]["nics"][0]["fabric"] = "elsewhere"
     with pytest.raises(PlanError, match="dgx1 has no NIC on a fabric where a storage node has an address"):
-        mount_plan("dgx1", hv, groups, pod)
+        mount_plan(Pod.from_hostvars(hv, groups, pod), "dgx1")
     with pytest.raises(PlanError, match="st0 is not in the dgx group"):
-        mount_plan("st0", hv, groups, pod)
+        mount_plan(Pod.from_hostvars(hv, groups, pod), "st0")
     pod["storage"]["scripts_mount"] = "/mnt/d1"
     with pytest.raises(PlanError, match="mount points used twice on dgx0: /mnt/d1"):
-        mount_plan("dgx0", hv, groups, pod)
+        mount_plan(Pod.from_hostvars(hv, groups, pod), "dgx0")
     with pytest.raises(PlanError, match="unknown NFS client type 'cifs'"):
-        mount_plan("dgx0", hv, groups, pod, client="cifs")
+        mount_plan(Pod.from_hostvars(hv, groups, pod), "dgx0", client="cifs")
 
 
 def test_non_nfs_storage_has_no_mounts():
     hv, groups, pod = synthetic(1, 1, 1, 1)
     pod["storage"]["protocol"] = "spectrum-scale"
-    assert mount_plan("dgx0", hv, groups, pod)["mounts"] == []
+    assert mount_plan(Pod.from_hostvars(hv, groups, pod), "dgx0")["mounts"] == []
 
 
 def test_rank_round_robin():
