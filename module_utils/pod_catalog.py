@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+"""The hardware catalogues of the pod model: switch models and their ports, DGX models, platforms, and
+which QSFP lanes a port takes (split out of pod_model, issue 13)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+
+ROLE_GROUPS = ("dgx", "storage", "switches")
+# Ethernet header (14) + one 802.1Q tag (4): a host MTU plus this must fit the switch port MTU.
+ETHERNET_OVERHEAD = 18
+IPOIB_MTU_MAX = {"datagram": 4092, "connected": 65520}
+
+
+# --------------------------------------------------------------------------- catalogues
+@dataclass(frozen=True)
+class SwitchModel:
+    platform: str
+    ports: Tuple[str, ...]
+    top_speed: int  # Gb/s
+    max_mtu: Optional[int]  # None for InfiniBand switches
+    source: str
+
+
+def _qsfp_ports(prefix: str, count: int, lanes: int, sep: str = "/") -> List[str]:
+    ports = []
+    for n in range(1, count + 1):
+        ports.extend("%s%d%s%d" % (prefix, n, sep, lane) for lane in range(1, lanes + 1))
+    return ports
+
+
+def _cumulus_ports(count: int) -> List[str]:
+    ports = []
+    for n in range(1, count + 1):
+        ports.append("swp%d" % n)
+        ports.extend("swp%ds%d" % (n, lane) for lane in range(4))
+    return ports
+
+
+def _onyx_ports(count: int) -> List[str]:
+    ports = []
+    for n in range(1, count + 1):
+        ports.append("1/%d" % n)
+        ports.extend("1/%d/%d" % (n, lane) for lane in range(1, 5))
+    return ports
+
+
+SWITCH_MODELS: Dict[str, SwitchModel] = {
+    "7060CX2-32S": SwitchModel(
+        "eos", tuple(_qsfp_ports("Ethernet", 32, 4) + ["Ethernet33", "Ethernet34"]), 100, 9214,
+        "Arista 7060CX2-32S data sheet: 32x QSFP100 + 2x SFP+; 004 uses it as the data switch"),
+    "7260CX3-64": SwitchModel(
+        "eos", tuple(_qsfp_ports("Ethernet", 64, 4) + ["Ethernet65", "Ethernet66"]), 100, 9214,
+        "Arista 7260CX3-64 data sheet: 64x QSFP100 + 2x SFP+"),
+    "SN3700V": SwitchModel(
+        "cumulus", tuple(_cumulus_ports(32)), 200, 9216,
+        "NVIDIA SN3700: 32x QSFP56 200GbE; 001 runs it with Cumulus Linux"),
+    "SN2700": SwitchModel(
+        "onyx", tuple(_onyx_ports(32)), 100, 9216, "NVIDIA SN2700: 32x QSFP28 100GbE, Onyx"),
+    "QM8700": SwitchModel(
+        "mlnx-ib", tuple("1/%d" % n for n in range(1, 41)), 200, None,
+        "NVIDIA QM8700: 40x HDR 200Gb/s InfiniBand; 001 compute fabric"),
+    "SB7700": SwitchModel(
+        "mlnx-ib", tuple("1/%d" % n for n in range(1, 37)), 100, None,
+        "Mellanox SB7700: 36x EDR 100Gb/s InfiniBand (managed); 000/003"),
+    "SB7800": SwitchModel(
+        "mlnx-ib", tuple("1/%d" % n for n in range(1, 37)), 100, None,
+        "Mellanox SB7800: 36x EDR 100Gb/s InfiniBand (managed); 000/003"),
+}
+
+DGX_MODELS: Dict[str, Dict[str, Any]] = {
+    "dgx1": {"gpus": 8, "gpu": "Tesla V100-SXM2-32GB", "source": "004 bill of materials"},
+    "dgx2": {"gpus": 16, "gpu": "Tesla V100-SXM3-32GB", "source": "000"},
+    "dgxa100": {"gpus": 8, "gpu": "A100-SXM4", "source": "001 §2.4"},
+    "dgxh100": {"gpus": 8, "gpu": "H100-SXM5", "source": "public NVIDIA DGX H100 docs"},
+}
+
+PLATFORMS = ("eos", "onyx", "cumulus", "mlnx-ib")
+STORAGE_PLATFORMS = ("isilon", "powerscale", "ess3000", "nfs-ganesha")
+
+
+def host_mtu(nic: Dict[str, Any], fabric: Dict[str, Any]) -> int:
+    return int(nic.get("mtu") or fabric["mtu"])
+
+
+def switch_port_mtu(switch: Dict[str, Any], port: str) -> Optional[int]:
+    model = SWITCH_MODELS[switch["model"]]
+    port_cfg = (switch.get("ports") or {}).get(port) or {}
+    return port_cfg.get("mtu") or switch.get("mtu") or model.max_mtu
+
+
+def _port_fix(model: SwitchModel) -> str:
+    return "use a port of this model (%s ... %s)" % (model.ports[0], model.ports[-1])
+
+
+# QSFP cage of a switch port and the lanes it occupies: a port used whole (swp1, 1/1, or Ethernet1/1 at 40/100 Gb/s)
+# takes all four lanes; a breakout lane (swp1s0, 1/1/1, Ethernet1/2) takes one.
+_CUMULUS_PORT = re.compile(r"^swp(\d+)(?:s(\d+))?$")
+_ONYX_PORT = re.compile(r"^1/(\d+)(?:/(\d+))?$")
+_EOS_QSFP_PORT = re.compile(r"^Ethernet(\d+)/(\d+)$")
+
+
+def port_lanes(model: SwitchModel, port: str, speed: Any) -> Optional[Tuple[int, frozenset]]:
+    """(cage, lanes) of ``port`` on a switch model with breakout ports, else None."""
+    if model.platform == "cumulus":
+        m = _CUMULUS_PORT.match(port)
+        if m:
+            return int(m.group(1)), frozenset(range(4)) if m.group(2) is None else frozenset([int(m.group(2))])
+    elif model.platform == "onyx":
+        m = _ONYX_PORT.match(port)
+        if m:
+            return int(m.group(1)), frozenset(range(1, 5)) if m.group(2) is None else frozenset([int(m.group(2))])
+    elif model.platform == "eos":
+        m = _EOS_QSFP_PORT.match(port)
+        if m:
+            lane = int(m.group(2))
+            width = 1  # speed unknown: assume one lane (no false alarm)
+            if isinstance(speed, int) and not isinstance(speed, bool) and speed > 0:
+                per_lane = model.top_speed // 4  # 25 Gb/s lanes on a 100G QSFP28
+                width = 4 if speed == 40 else min(4, -(-speed // per_lane))
+            return int(m.group(1)), frozenset(range(lane, min(lane + width, 5)))
+    return None
+
+
+def _lane_words(model: SwitchModel, port: str, lanes: frozenset) -> str:
+    if len(lanes) == 4:
+        return "%s uses the whole port" % port
+    if model.platform == "eos" and len(lanes) > 1:
+        return "%s uses lanes %s" % (port, ", ".join(str(n) for n in sorted(lanes)))
+    return "%s is a breakout lane" % port
