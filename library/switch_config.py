@@ -160,6 +160,7 @@ timings:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.switch_model import connection_argument_spec
 
 try:
     from ansible.module_utils.switch_push import PushError, SwitchPush
@@ -171,24 +172,12 @@ except ImportError as exc:  # netmiko or hier_config missing on the controller
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(
-            platform=dict(type="str", required=True, choices=["eos", "onyx", "cumulus", "mlnx-ib"]),
-            host=dict(type="str", required=True),
-            port=dict(type="int", default=22),
-            name=dict(type="str"),
-            username=dict(type="str", required=True),
-            password=dict(type="str", required=True, no_log=True),
-            enable_secret=dict(type="str", no_log=True),
-            config=dict(type="str", required=True),
+            connection_argument_spec(),
             backup_dir=dict(type="path"),
             save=dict(type="bool", default=True),
             error_pattern=dict(type="str"),
             allow_management_change=dict(type="bool", default=False),
             verify_lossless=dict(type="bool", default=False),
-            lossless_expect=dict(type="dict", default={}),
-            host_key_checking=dict(type="bool", default=True),
-            known_hosts_file=dict(type="path"),
-            connect_timeout=dict(type="int", default=10),
-            command_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )

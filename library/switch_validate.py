@@ -132,6 +132,7 @@ errors:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.switch_model import connection_argument_spec
 
 try:
     from ansible.module_utils.switch_push import PushError
@@ -144,20 +145,8 @@ except ImportError as exc:  # netmiko or hier_config missing on the controller
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(
-            platform=dict(type="str", required=True, choices=["eos", "onyx", "cumulus", "mlnx-ib"]),
-            host=dict(type="str", required=True),
-            port=dict(type="int", default=22),
-            name=dict(type="str"),
-            username=dict(type="str", required=True),
-            password=dict(type="str", required=True, no_log=True),
-            enable_secret=dict(type="str", no_log=True),
-            config=dict(type="str", required=True),
-            lossless_expect=dict(type="dict", default={}),
+            connection_argument_spec(),
             counter_interval=dict(type="float", default=5),
-            host_key_checking=dict(type="bool", default=True),
-            known_hosts_file=dict(type="path"),
-            connect_timeout=dict(type="int", default=10),
-            command_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )

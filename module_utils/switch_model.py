@@ -44,6 +44,26 @@ DEFAULT_OPTIONS: Dict[str, Any] = {
 }
 
 
+def connection_argument_spec() -> Dict[str, Dict[str, Any]]:
+    """The argument spec every switch module shares (switch_config, switch_validate): which switch, how to log in,
+    how long to wait. A fresh dict each call (modules add their own options to it)."""
+    return dict(
+        platform=dict(type="str", required=True, choices=["eos", "onyx", "cumulus", "mlnx-ib"]),
+        host=dict(type="str", required=True),
+        port=dict(type="int", default=22),
+        name=dict(type="str"),
+        username=dict(type="str", required=True),
+        password=dict(type="str", required=True, no_log=True),
+        enable_secret=dict(type="str", no_log=True),
+        config=dict(type="str", required=True),
+        lossless_expect=dict(type="dict", default={}),
+        host_key_checking=dict(type="bool", default=True),
+        known_hosts_file=dict(type="path"),
+        connect_timeout=dict(type="int", default=10),
+        command_timeout=dict(type="int", default=60),
+    )
+
+
 def _port_index(model_name: str, port: str) -> int:
     ports = SWITCH_MODELS[model_name].ports
     return ports.index(port) if port in ports else len(ports)

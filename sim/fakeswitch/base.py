@@ -1,23 +1,7 @@
 # -*- coding: utf-8 -*-
-"""The three switch CLIs the fake server speaks: Arista EOS, NVIDIA Onyx (MLNX-OS) and Cumulus Linux NVUE.
-
-Pure Python, no I/O: a ``Device`` holds one switch's persistent state (a JSON-able dict: running config,
-startup config, uncommitted EOS sessions, pending NVUE revision, fault settings) and a ``Session`` is one
-SSH login that turns lines typed into output, the way the real CLI does it - as far as stock netmiko
-(``arista_eos``, ``mellanox_mlnxos``, ``cumulus_linux``) and library/switch_config.py need:
-
-- prompts and modes (exec, enable, config, interface sub-modes, EOS ``configure session``);
-- ``terminal length/width``, ``show version``, ``show running-config``, saving, ``show`` commands for the
-  lossless check (generated from the running config in the vendors' output format);
-- a command grammar per context; anything else gets the vendor's error text (``% Invalid input``,
-  ``% Unrecognized command``, ``Error: ...``, ``-bash: ...: command not found``);
-- faults from ``state["faults"]``: ``reject`` (a regex: matching config lines fail as invalid),
-  ``drop_after_lines`` (close the connection when the K+1-th config line arrives, before applying it;
-  ``drop_times`` says how many connections this hits, default 1), ``delay`` (seconds before every reply),
-  ``ignore`` (a regex: matching config lines are accepted without error but not applied - a switch that
-  does not converge), ``drop_after_commit`` (a count: the next N EOS ``commit``s / NVUE
-  ``nv config apply -y`` take effect, then the connection drops before the reply).
-
+"""What every fake switch CLI shares: ``new_state`` (a switch's JSON-able state), ``Device`` (one switch: its state
+and faults) and ``Session`` (one SSH login: lines typed in, output and an action out). The vendors' grammars are
+in eos.py, onyx.py and cumulus.py; cli.py describes the whole CLI and is what the server imports.
 This is a test double for CI and the pod-in-a-box; it is not a switch.
 """
 from __future__ import annotations
