@@ -16,6 +16,9 @@ override with PODSIM_HW_STATE), and they change that state when a setting is app
 
 The render_* functions are pure (state in, text out) and unit-tested (tests/unit/test_sim_standins.py).
 Parsers of the real outputs must be tested against real captured outputs, not only against these.
+
+Why one file of this size: every tool name is a symlink to it and the tools share one state file and its
+locking, so the node's hardware is one consistent model (issue 13's file-size rule, stated here).
 """
 
 from __future__ import annotations

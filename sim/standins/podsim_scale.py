@@ -24,6 +24,9 @@ this stand-in's own wording unless docs/spectrum-scale.md says otherwise.
 
 Renderers (render_*) and state changes (op_*) are pure functions on dicts, tested in
 tests/unit/test_sim_scale_standins.py.  Parsers of the real outputs are tested against real captures.
+
+Why one file of this size: every mm* name is a symlink to it and the commands share the cluster state
+files, so the stand-in cluster stays one consistent model (issue 13's file-size rule, stated here).
 """
 from __future__ import annotations
 
