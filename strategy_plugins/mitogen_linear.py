@@ -12,7 +12,8 @@ try:
     import ansible_mitogen.loaders
     import ansible_mitogen.strategy
 except ImportError as exc:  # pragma: no cover - only when someone selects the strategy without the package
-    raise ImportError("the mitogen_linear strategy needs the 'mitogen' package (bash scripts/setup.sh): %s" % exc) from None
+    raise ImportError("the mitogen_linear strategy needs the 'mitogen' package (bash scripts/setup.sh): %s"
+                      % exc) from None
 
 Base = ansible_mitogen.loaders.strategy_loader.get("linear", class_only=True)
 
