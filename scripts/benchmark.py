@@ -25,9 +25,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 
 
-def timed(cmd, **kw):
+MITOGEN = {"ANSIBLE_STRATEGY": "mitogen_linear"}  # strategy_plugins/mitogen_linear.py
+STATE_SKIP = "iperf,fio,nccl,training"  # validate.yml's state checks only
+
+
+def timed(cmd, env_extra=None, **kw):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               PATH=VENV_BIN + ":" + os.environ["PATH"])
+               PATH=VENV_BIN + ":" + os.environ["PATH"], **(env_extra or {}))
     start = time.monotonic()
     res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, **kw)
     elapsed = time.monotonic() - start
@@ -54,6 +58,8 @@ def main() -> None:
     ap.add_argument("--full-validate-max", type=int, default=4,
                     help="run the whole validate.yml (iperf3 + fio) only on pods up to this size")
     ap.add_argument("--skip-unit", action="store_true", help="do not time the unit tests")
+    ap.add_argument("--no-mitogen", dest="mitogen", action="store_false",
+                    help="do not time the re-run with the Mitogen strategy side by side")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
     podsim = os.path.join(ROOT, "sim", "podsim")
@@ -91,6 +97,12 @@ def measure_sizes(args, podsim, rows) -> None:
         rows.append(("site.yml first run", n, t, "changed=%d" % changed_total(out)))
         t, out = timed(["ansible-playbook", "site.yml"])
         rows.append(("site.yml re-run", n, t, "changed=%d" % changed_total(out)))
+        if args.mitogen:  # side by side, alternated: default, Mitogen, default, Mitogen (issue 19)
+            for label, env in (("mitogen_linear", MITOGEN), ("linear, again", {}), ("mitogen_linear, again", MITOGEN)):
+                t, out = timed(["ansible-playbook", "site.yml"], env_extra=env)
+                rows.append(("site.yml re-run (%s)" % label, n, t, "changed=%d" % changed_total(out)))
+            t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", STATE_SKIP], env_extra=MITOGEN)
+            rows.append(("validate.yml state checks (mitogen_linear)", n, t, summary(out)))
         t, out = timed(["ansible-playbook", "playbooks/switches.yml"])
         rows.append(("switches.yml alone, unchanged (2 fake EOS switches)", n, t, "changed=%d" % changed_total(out)))
         t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", "iperf,fio"])
