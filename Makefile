@@ -1,7 +1,8 @@
 # DGX pod toolkit - entry points. These target names are stable: users and automation call them.
 #   make setup                 install everything (Debian packages, .venv, collections)
 #   make demo                  setup + sim-up + site.yml + validate.yml on the pod-in-a-box
-#   make test                  setup + linters + all tests (unit, integration on the simulator)
+#   make test                  setup + linters + all tests (unit, integration on the simulator) but the `long` ones
+#   make test-long             the `long` integration tests (second faults of a stage, the simulator's lifecycle)
 #   make sim-up NODES=<n>      build the pod-in-a-box (default 4 DGX nodes, STORAGE=2 storage nodes)
 #   make sim-status / sim-down
 #   make lint / unit / integration   parts of `make test`
@@ -13,7 +14,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 PYTEST := $(VENV)/bin/python -m pytest -p no:cacheprovider --durations=25
 
-.PHONY: setup demo test lint unit integration sim-up sim-status sim-down deploy validate
+.PHONY: setup demo test test-long lint unit integration sim-up sim-status sim-down deploy validate
 
 setup:
 	bash scripts/setup.sh
@@ -50,4 +51,7 @@ integration: setup
 	$(PYTEST) -m integration tests
 
 test: setup lint
-	$(PYTEST) tests
+	$(PYTEST) -m "not long" tests
+
+test-long: setup
+	$(PYTEST) -m long tests

@@ -40,6 +40,7 @@ def switch_drift(sw, port="Ethernet1/1", mtu=1500):
     assert "Invalid" not in res.stdout, res.stdout
 
 
+@pytest.mark.long  # a second fault of a stage that CI already covers: `make test-long`
 def test_switch_drift_bad_line_and_dropped_sessions_on_the_fake_switches(converged):
     """The issue's switch acceptance on the pod-in-a-box (fake EOS switches over SSH, started by podsim up):
     drift shows in --check --diff and a run fixes it, with a backup; a rejected line aborts the EOS session
@@ -192,6 +193,7 @@ def test_a_data_mount_removed_by_hand_is_caught_and_fixed(converged):
     assert "mount %s (nfs://198.18." % path in fix.stdout or recap(fix.stdout)[node]["changed"] == 1
 
 
+@pytest.mark.long  # a second fault of a stage that CI already covers: `make test-long`
 def test_a_stopped_storage_node_fails_in_bounded_time_naming_its_addresses(converged):
     run(PODSIM, "exec", "sim-isilon2", "--", "sh", "-c", "kill $(cat /run/ganesha/ganesha.pid)", check=True)
     try:
@@ -273,6 +275,7 @@ def test_testinfra_checks_pass(converged):
     assert res.returncode == 0 and " passed" in res.stdout and "failed" not in res.stdout, res.stdout[-4000:]
 
 
+@pytest.mark.long  # a second fault of a stage that CI already covers: `make test-long`
 def test_a_renamed_nic_is_caught(converged):
     node = "sim-dgx2"
     run(PODSIM, "exec", node, "--", "sh", "-c",
@@ -322,6 +325,7 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(converged):
     run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
 
 
+@pytest.mark.long  # a second fault of a stage that CI already covers: `make test-long`
 def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(converged):
     node = "sim-dgx4"
     run(PODSIM, "exec", node, "--", "sh", "-c",

@@ -24,6 +24,7 @@ import podmodel as pm  # noqa: E402
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.long,  # builds, resizes and removes pods of its own: `make test-long`
     pytest.mark.skipif(os.geteuid() != 0, reason="the simulator needs root"),
     pytest.mark.skipif(not shutil.which("ip") or not os.path.exists("/usr/sbin/sshd"),
                        reason="simulator packages missing (scripts/setup.sh)"),
