@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from ngc_container import authorized_keys, known_hosts, node_aliases  # noqa: E402
+from ngc_container import authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases  # noqa: E402,E501
 
 
 def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
@@ -18,21 +18,23 @@ def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
     return known_hosts(entries, int(port))
 
 
-def ngc_container_host_keys(nodes, hostvars, cache_dir):
-    """{node: "<type> <base64> ..."} for every node of the mesh: the key collected in this run
-    (hostvars[node].ngc_container_hostkey_pub), else the one remembered on the controller from an earlier
-    run (cache_dir/<node>.pub). A node seen in no run yet is left out (it has no container to pin)."""
-    out = {}
+def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts=""):
+    """{node: "<type> <base64>"} for every node of the mesh (module_utils/ngc_container.merge_pinned_keys):
+    the key collected in this run (hostvars[node].ngc_container_hostkey_pub), else the one remembered on the
+    controller from an earlier run (cache_dir/<node>.pub), else the one pinned in this node's current
+    known_hosts (``previous_known_hosts``, its text). A node seen in no run yet is left out (it has no
+    container to pin); a node no longer in ``nodes`` is dropped."""
+    nodes = list(nodes)
+    fresh, remembered = {}, {}
     for node in nodes:
         slurped = (hostvars.get(node) or {}).get("ngc_container_hostkey_pub") or {}
         if slurped.get("content"):
-            out[node] = base64.b64decode(slurped["content"]).decode().strip()
-            continue
+            fresh[node] = base64.b64decode(slurped["content"]).decode().strip()
         path = os.path.join(cache_dir, node + ".pub")
         if os.path.isfile(path):
             with open(path) as fh:
-                out[node] = fh.read().strip()
-    return out
+                remembered[node] = fh.read().strip()
+    return merge_pinned_keys(nodes, fresh, remembered, known_hosts_keys(previous_known_hosts or ""))
 
 
 def ngc_authorized_keys(pubkeys, options=""):

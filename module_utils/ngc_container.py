@@ -74,6 +74,43 @@ def known_hosts(entries: Dict[str, Dict[str, Any]], port: int) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def known_hosts_keys(text: str) -> Dict[str, str]:
+    """{node: "<type> <base64>"} from a known_hosts text that :func:`known_hosts` wrote (the node's name is
+    the last field of each line). Lines that are not such entries (comments, hashed or foreign lines) are
+    ignored."""
+    out: Dict[str, str] = {}
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) != 4 or line.lstrip().startswith("#"):
+            continue
+        try:
+            ktype, kb64 = public_key_fields(" ".join(parts[1:3]))
+        except ValueError:
+            continue
+        out[parts[3]] = "%s %s" % (ktype, kb64)
+    return out
+
+
+def merge_pinned_keys(members: Iterable[str], fresh: Dict[str, str], remembered: Optional[Dict[str, str]] = None,
+                      previous: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    """The container host key to pin for every member of the mesh (issue 17: a node never loses its pinned
+    key because it missed one run).
+
+    For each member, in order of trust: the key collected in this run (``fresh``), else the one remembered
+    on the controller from an earlier run (``remembered``), else the one already pinned in the node's
+    current known_hosts (``previous``, :func:`known_hosts_keys`). A member seen in no run is left out (it
+    has no container to pin); a node that is no longer a member (removed from the inventory) is dropped
+    whatever was remembered about it."""
+    out: Dict[str, str] = {}
+    for node in members:
+        for source in (fresh, remembered or {}, previous or {}):
+            key = (source.get(node) or "").strip()
+            if key:
+                out[node] = key
+                break
+    return out
+
+
 def authorized_keys(pubkeys: Iterable[str], options: str = "") -> str:
     """authorized_keys text for the pod's MPI key(s); ``options`` e.g. 'from="198.18.0.0/15"'."""
     out = []

@@ -42,14 +42,16 @@ def registry() -> List[Stage]:
     """Every stage, in report order. Imported here (not at module load) so a stage's code is only read
     when a report is written."""
     try:
-        from ansible.module_utils import gpu_eval, nccl_eval, switch_eval, training_eval
+        from ansible.module_utils import drift_eval, gpu_eval, nccl_eval, switch_eval, training_eval
     except ImportError:  # pragma: no cover - plain import (tests, filters)
+        import drift_eval  # type: ignore
         import gpu_eval  # type: ignore
         import nccl_eval  # type: ignore
         import switch_eval  # type: ignore
         import training_eval  # type: ignore
     stages: List[Stage] = [
         Stage("gpu", "gpu", "GPU and node health", gpu_eval.evaluate, gpu_eval.markdown, gpu_eval.html),
+        Stage("drift", "drift", "drift", drift_eval.evaluate, drift_eval.markdown, drift_eval.html),
         Stage("switches", "switches", "switch", switch_eval.evaluate, switch_eval.markdown, switch_eval.html_section),
         Stage("nccl", "nccl", "NCCL", nccl_eval.evaluate, nccl_eval.markdown, nccl_eval.html),
         Stage("training", "training", "training", training_eval.evaluate, training_eval.markdown, training_eval.html),
