@@ -453,7 +453,7 @@ def _catalogue() -> Tuple[Fault, ...]:
     gpu_missing = _gpu("missing_gpu", "7")
     gpu_ecc = _gpu("ecc", "2")
     gpu_nvlink = _gpu("nvlink_down", "3:4")
-    drift = "the deploy-file drift checks (issue 17 item 2, branch drift)"
+    drift = "the drift stage (issue 17 item 2, branch drift: validate.yml --tags drift, checks drift_<file>)"
     return (
         Fault("nic_mtu", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 (model 9000)",
               ("network",), ("network",), ("mtu",), _mtu("enp132s0", 1500), _mtu("enp132s0")),
@@ -505,12 +505,12 @@ def _catalogue() -> Tuple[Fault, ...]:
               lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--rate", "1gbit")),
               lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--clear"))),
         Fault("hosts_entry_changed", "deploy-files", "sim-dgx2", "the /etc/hosts line of the next DGX has a "
-              "wrong address", ("network",), ("deploy_hosts",), ("/etc/hosts", "hosts"),
+              "wrong address", ("drift",), ("drift_hosts",), ("/etc/hosts", "hosts"),
               _hosts_inject, _file_restore, awaits=drift),
         Fault("nccl_env_deleted", "deploy-files", "sim-dgx4", "/etc/dgxpod/nccl.env deleted",
-              ("network",), ("deploy_nccl_env",), ("nccl.env",), _nccl_env_inject, _file_restore, awaits=drift),
+              ("drift",), ("drift_nccl_env",), ("nccl.env",), _nccl_env_inject, _file_restore, awaits=drift),
         Fault("dgx_unreachable", "reachability", "sim-dgx4", "sshd frozen (SIGSTOP), open sessions ended",
-              ("identity",), ("identity",), ("unreachable", "timed out", "timeout", "ssh"),
+              ("identity",), ("identity",), ("does not answer", "unreachable", "timed out", "timeout"),
               _sshd_freeze, _continue_daemon("sshd")),
     )
 

@@ -168,7 +168,8 @@ def test_every_fault_names_tags_that_validate_yml_has():
     tags = validate_tags()
     assert {"network", "storage", "switches", "gpu", "containers", "identity", "iperf"} <= tags, tags
     for f in fl.CATALOGUE:
-        assert set(f.tags) <= tags, (f.name, f.tags, tags)
+        # a fault waiting for another branch's stage may name its tag before that branch is merged
+        assert set(f.tags) <= tags or f.awaits, (f.name, f.tags, tags)
 
 
 def test_every_fault_names_checks_the_toolkit_can_emit():
