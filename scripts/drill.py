@@ -41,6 +41,7 @@ DOC = os.path.join(REPO, "docs", "validation.md")
 BEGIN, END = "<!-- drill:begin -->", "<!-- drill:end -->"
 EXPENSIVE = ("iperf", "fio", "nccl", "training")  # benchmark/job tags: run only when a fault asks for them
 STATE_ONLY = ["--skip-tags", ",".join(EXPENSIVE)]
+PLAYBOOK_TIMEOUT = 900  # s; a validate.yml run that takes longer counts as a failed run (rc 124)
 FULL_EVERY = 5  # a full state-only healthy run after every FULL_EVERY faults (else the fault's narrow tags)
 
 
@@ -255,7 +256,12 @@ def run_playbook(argv: List[str]) -> int:
     with open(os.path.join(REPO, "build", "drill.log"), "a") as log:
         log.write("\n$ %s\n" % " ".join(argv))
         log.flush()
-        return subprocess.run(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=1200).returncode
+        try:
+            return subprocess.run(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  timeout=PLAYBOOK_TIMEOUT).returncode
+        except subprocess.TimeoutExpired:
+            log.write("drill: killed after %d s\n" % PLAYBOOK_TIMEOUT)
+            return 124
 
 
 def read_results(since: float) -> Dict[str, Any]:
@@ -290,9 +296,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     os.makedirs(os.path.join(REPO, "build"), exist_ok=True)
     ctx = fl.Ctx()
-    leftover = fl.clear_all(ctx)
+    try:
+        leftover = fl.clear_all(ctx)
+    except (OSError, RuntimeError, ValueError) as e:
+        print("drill: could not clear the faults left from an earlier run (%s): is the pod up?" % e, file=sys.stderr)
+        return 2
     if leftover:
         print("drill: cleared faults left from an earlier run: %s" % ", ".join(leftover))
+    status = subprocess.run([fl.PODSIM, "status"], capture_output=True, text=True)
+    if status.returncode != 0:
+        print("drill: the pod-in-a-box is not up and healthy (sim/podsim status):\n%s%s\nBring it up and converge "
+              "it first: make sim-up && ansible-playbook site.yml" % (status.stdout, status.stderr), file=sys.stderr)
+        return 2
     t0 = time.monotonic()
     drill = Drill(ctx, run_playbook, read_results)
     ok = drill.all(selected)
