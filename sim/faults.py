@@ -255,11 +255,10 @@ def _umount(path: str):
     return act
 
 
-def _deploy(playbook: str, limit: bool = True):
-    """Put back what the deploy owns by running its playbook (how the e2e tests heal these faults)."""
+def _deploy(playbook: str):
+    """Put back what the deploy owns by running its playbook on the node (how the e2e tests heal it)."""
     def act(ctx, node, rec):
-        argv = ["ansible-playbook", playbook]
-        ctx.run(argv + (["-l", node] if limit else []))
+        ctx.run(["ansible-playbook", playbook, "-l", node])
     return act
 
 
@@ -295,6 +294,14 @@ def _ganesha_restart(ctx, node, rec):
 
 # --------------------------------------------------------------------------- switches
 
+def _peer(pod: pm.Pod, node: str) -> str:
+    """The next DGX after ``node`` (the last one's is the first)."""
+    names = [d.name for d in pod.dgx]
+    if node not in names:
+        raise ValueError("%s is not a DGX of the pod (%s)" % (node, ", ".join(names)))
+    return names[(names.index(node) + 1) % len(names)]
+
+
 def cabled_port(pod: pm.Pod, node: str, nic: str) -> Tuple[str, str]:
     n = nic_of(pod, node, nic)
     if not n.switch:
@@ -304,11 +311,11 @@ def cabled_port(pod: pm.Pod, node: str, nic: str) -> Tuple[str, str]:
 
 def _neighbour_port(pod: pm.Pod, node: str, nic: str) -> str:
     """The port of the next DGX's same NIC on the same switch (the other end of a swapped cable)."""
-    sw, port = cabled_port(pod, node, nic)
-    names = [d.name for d in pod.dgx]
-    other = names[(names.index(node) + 1) % len(names)]
-    osw, oport = cabled_port(pod, other, nic)
-    assert osw == sw
+    sw, _ = cabled_port(pod, node, nic)
+    osw, oport = cabled_port(pod, _peer(pod, node), nic)
+    if osw != sw:
+        raise ValueError("%s and %s have their %s on different switches: no cable to swap" % (
+            node, _peer(pod, node), nic))
     return oport
 
 
@@ -411,11 +418,6 @@ def hosts_with_changed_entry(text: str, name: str) -> str:
             line = line.replace(words[0], wrong_address(words[0]), 1)
         out.append(line)
     return "".join(out)
-
-
-def _peer(pod: pm.Pod, node: str) -> str:
-    names = [d.name for d in pod.dgx]
-    return names[(names.index(node) + 1) % len(names)]
 
 
 def _hosts_inject(ctx, node, rec):
