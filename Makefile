@@ -6,6 +6,7 @@
 #   make sim-up NODES=<n>      build the pod-in-a-box (default 4 DGX nodes, STORAGE=2 storage nodes)
 #   make sim-status / sim-down
 #   make lint / unit / integration   parts of `make test`
+#   make drill [DRILL_ARGS=--only a,b]  the fault drill on a converged pod-in-a-box (root; scripts/drill.py)
 SHELL := /bin/bash
 NODES ?= 4
 STORAGE ?= 2
@@ -14,7 +15,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 PYTEST := $(VENV)/bin/python -m pytest -p no:cacheprovider --durations=25
 
-.PHONY: setup demo test test-long lint unit integration sim-up sim-status sim-down deploy validate
+.PHONY: setup demo test test-long lint unit integration sim-up sim-status sim-down deploy validate drill
 
 setup:
 	bash scripts/setup.sh
@@ -55,3 +56,6 @@ test: setup lint
 
 test-long: setup
 	$(PYTEST) -m long tests
+
+drill: setup
+	$(VENV)/bin/python scripts/drill.py $(DRILL_ARGS)

@@ -8,6 +8,8 @@
     podsim shape NODE NIC (--rate 40gbit | --clear)              tc TBF on a node's link
     podsim switch SWITCH [--show] [--fault K=V]... [--clear-faults] [--cli LINE]...
                                                                  a fake switch: config, faults, CLI lines
+    podsim fault list | inject NAME [NODE] | clear NAME [NODE] | clear all
+                                                                 the fault drill's catalogue (sim/faults.py)
     podsim inventory [--nodes N] [--storage M]                   print the inventory (no root needed)
 
 Nodes are network namespaces (netns `sim-dgx1`...), each with private mount + UTS namespaces held by
@@ -1243,6 +1245,14 @@ def cmd_gpu(args) -> int:
     return 0
 
 
+def cmd_fault(args) -> int:
+    """The fault catalogue (sim/faults.py: what each fault does, how it is cleared, what should find it)."""
+    import faults
+    if args.action != "list":
+        require_root()
+    return faults.main(args)
+
+
 def cmd_inventory(args) -> int:
     try:
         sys.stdout.write(pm.render_inventory(pm.pod_shape(args.nodes, args.storage)))
@@ -1292,6 +1302,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="set a fault (kept until --clear): %s" % ", ".join(podsim_gpu.FAULT_KEYS))
     p.add_argument("--clear", action="store_true", help="clear every GPU fault (before any --fault)")
     p.set_defaults(func=cmd_gpu)
+    p = sub.add_parser("fault", help="the fault drill's catalogue: list, inject or clear a fault (sim/faults.py)")
+    p.add_argument("action", choices=("list", "inject", "clear"))
+    p.add_argument("name", nargs="?", help="a fault from `fault list` (clear: or all)")
+    p.add_argument("node", nargs="?", help="the node (default: the fault's own)")
+    p.set_defaults(func=cmd_fault)
     p = sub.add_parser("inventory", help="print the inventory for a size (no root needed)")
     p.add_argument("--nodes", type=int, default=pm.DEFAULT_NODES)
     p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)

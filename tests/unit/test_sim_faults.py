@@ -1,0 +1,403 @@
+"""The fault drill's catalogue (sim/faults.py, `sim/podsim fault`): its coverage, that every fault names tags
+validate.yml has and checks the toolkit can emit, and what each inject and clear would run, against a fake
+simulator (no root, no pod). The switch faults go through the real `podsim switch` verb on a state directory
+of their own, so their clear is checked to put the running config back byte for byte."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "sim"))
+sys.path.insert(0, ROOT)
+import faults as fl  # noqa: E402
+import podmodel as pm  # noqa: E402
+
+from sim.fakeswitch.cli import new_state  # noqa: E402
+from sim.fakeswitch.server import write_state  # noqa: E402
+
+PODSIM = fl.PODSIM
+ISSUE_LAYERS = {"host-network", "roce-qos", "storage-client", "storage-server", "switch", "container", "gpu",
+                "performance", "deploy-files", "reachability"}
+QOS_HEALTHY = """\
+DCBX mode: OS controlled
+Priority trust state: dscp
+dscp2prio mapping:
+\tprio:0 dscp:07,06,05,04,03,02,01,00,
+\tprio:1 dscp:15,14,13,12,11,10,09,08,
+\tprio:2 dscp:23,22,21,20,19,18,17,16,
+\tprio:3 dscp:31,30,29,28,27,26,25,24,
+\tprio:4 dscp:39,38,37,36,35,34,33,32,
+\tprio:5 dscp:47,46,45,44,43,42,41,40,
+\tprio:6 dscp:55,54,53,52,51,50,49,48,
+\tprio:7 dscp:63,62,61,60,59,58,57,56,
+Cable len: 7
+PFC configuration:
+\tpriority    0   1   2   3   4   5   6   7
+\tenabled     0   0   0   1   0   0   0   0
+\tbuffer      0   0   0   1   0   0   0   0
+tc: 1 ratelimit: unlimited, tsa: vendor
+\t priority:  0
+tc: 0 ratelimit: unlimited, tsa: vendor
+\t priority:  1
+tc: 2 ratelimit: unlimited, tsa: vendor
+\t priority:  2
+tc: 3 ratelimit: unlimited, tsa: vendor
+\t priority:  3
+tc: 4 ratelimit: unlimited, tsa: vendor
+\t priority:  4
+tc: 5 ratelimit: unlimited, tsa: vendor
+\t priority:  5
+tc: 6 ratelimit: unlimited, tsa: vendor
+\t priority:  6
+tc: 7 ratelimit: unlimited, tsa: vendor
+\t priority:  7
+"""
+
+
+class FakeCtx:
+    """The simulator as the faults see it: commands are recorded and answered from ``answers`` (a function
+    argv -> stdout); `podsim switch` runs for real on ``root`` (the verb needs no root); the state, the
+    switch files and faults.json live in ``root``."""
+
+    def __init__(self, root, answers=None):
+        self.root = str(root)
+        self.cmds = []
+        self.answers = answers or (lambda argv: "")
+        self.state = {"nodes": 4, "storage": 2, "members": {
+            "sim-dgx4": {"sshd": {"pid": 4242, "start": 1}}, "sim-isilon2": {"ganesha": {"pid": 5151, "start": 1}},
+            "sim-isilon1": {"ganesha": {"pid": 6161, "start": 1}}}}
+        self.dead = set()  # pids whose recorded process has gone (or whose pid was recycled)
+        self._records = {}
+        os.makedirs(os.path.join(self.root, "switches"), exist_ok=True)
+
+    def run(self, argv, input=None, check=True, timeout=900):
+        self.cmds.append((list(argv), input))
+        if argv[:2] == [PODSIM, "switch"]:
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "sim", "podsim.py")] + argv[1:],
+                               env=dict(os.environ, PODSIM_STATE=self.root), capture_output=True, text=True,
+                               timeout=60)
+            assert p.returncode == 0, p.stdout + p.stderr
+            return p.stdout
+        return self.answers(list(argv))
+
+    def sim_state(self):
+        return self.state
+
+    def is_alive(self, rec):
+        return rec["pid"] not in self.dead
+
+    def pod(self):
+        return pm.pod_shape(4, 2)
+
+    def switch_state(self, switch):
+        with open(os.path.join(self.root, "switches", switch + ".json")) as fh:
+            return json.load(fh)
+
+    def save_switch_state(self, switch, state):
+        write_state(os.path.join(self.root, "switches", switch + ".json"), state)
+
+    def records(self):
+        return copy.deepcopy(self._records)
+
+    def save_records(self, records):
+        self._records = copy.deepcopy(records)
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    return FakeCtx(tmp_path)
+
+
+def argvs(ctx):
+    return [c[0] for c in ctx.cmds]
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+def test_the_catalogue_covers_every_layer_of_the_issue_with_unique_names():
+    names = [f.name for f in fl.CATALOGUE]
+    assert len(names) >= 15 and len(set(names)) == len(names)
+    assert {f.layer for f in fl.CATALOGUE} == ISSUE_LAYERS == set(fl.LAYERS)
+    for f in fl.CATALOGUE:
+        assert re.match(r"^[a-z][a-z0-9_]+$", f.name) and f.name != "all"
+        assert f.tags and f.checks and f.keywords and f.summary, f
+        assert f.node in {n.name for n in pm.pod_shape(4, 2).all_nodes}, f
+    # the GPU faults of the issue: a GPU missing, ECC errors, an NVLink down
+    assert {"gpu_missing", "gpu_ecc", "gpu_nvlink_down"} <= set(names)
+
+
+def validate_tags():
+    """Every tag validate.yml can select: its import tags and the tags of the plays it imports."""
+    tags = set()
+    with open(os.path.join(ROOT, "validate.yml")) as fh:
+        for item in yaml.safe_load(fh):
+            tags.update(item.get("tags") or [])
+            with open(os.path.join(ROOT, item["ansible.builtin.import_playbook"])) as ph:
+                for play in yaml.safe_load(ph):
+                    tags.update(play.get("tags") or [])
+    return tags - {"always"}
+
+
+def emittable_checks():
+    """Check names the toolkit can put in results.json: CheckResult/at_least calls and check-name tuples in
+    module_utils/ and library/, and `check: NAME` in roles/ and playbooks/ (the per-host facts)."""
+    names = set()
+    for top in ("module_utils", "library", "roles", "playbooks"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if not name.endswith((".py", ".yml")):
+                    continue
+                with open(os.path.join(dirpath, name)) as fh:
+                    text = fh.read()
+                names.update(re.findall(r"""(?:CheckResult|at_least|_result|check=)\(?\s*["']([a-z][a-z0-9_]+)["']""",
+                                        text))
+                names.update(re.findall(r"""\(\s*["']([a-z][a-z0-9_]+)["']\s*,""", text))
+                names.update(re.findall(r"^\s*check: ([a-z][a-z0-9_]+)\s*$", text, re.M))
+    return names
+
+
+def test_every_fault_names_tags_that_validate_yml_has():
+    tags = validate_tags()
+    assert {"network", "storage", "switches", "gpu", "containers", "identity", "iperf"} <= tags, tags
+    for f in fl.CATALOGUE:
+        # a fault waiting for another branch's stage may name its tag before that branch is merged
+        assert set(f.tags) <= tags or f.awaits, (f.name, f.tags, tags)
+
+
+def test_every_fault_names_checks_the_toolkit_can_emit():
+    known = emittable_checks()
+    assert {"network", "nfs_mounts", "mpi_containers", "identity", "switch_lldp", "gpu_nvlink",
+            "iperf_relative"} <= known
+    missing = {f.name: [c for c in f.checks if c not in known] for f in fl.CATALOGUE}
+    awaited = {f.name for f in fl.CATALOGUE if f.awaits}
+    # a fault may name checks another branch is building only when it says so (drill reports it as awaited)
+    assert {n for n, m in missing.items() if m} <= awaited, missing
+    assert awaited <= {f.name for f in fl.CATALOGUE if f.layer == "deploy-files"}
+
+
+def test_fault_list_verb_prints_every_fault_without_root():
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "sim", "podsim.py"), "fault", "list"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    for f in fl.CATALOGUE:
+        assert re.search(r"^%s\s+%s\s+%s\s" % (f.name, f.layer, f.node), res.stdout, re.M), f.name
+
+
+def test_an_unknown_fault_is_refused_naming_the_catalogue(ctx):
+    with pytest.raises(KeyError, match="nic_mtu"):
+        fl.inject(ctx, "no_such_fault")
+
+
+# --------------------------------------------------------------------------- what inject and clear run
+
+def test_nic_mtu_sets_1500_then_the_fabric_mtu(ctx):
+    fl.inject(ctx, "nic_mtu", "sim-dgx2")
+    fl.clear(ctx, "nic_mtu", "sim-dgx2")
+    assert argvs(ctx) == [[PODSIM, "exec", "sim-dgx2", "--", "ip", "link", "set", "dev", "enp132s0", "mtu", "1500"],
+                          [PODSIM, "exec", "sim-dgx2", "--", "ip", "link", "set", "dev", "enp132s0", "mtu", "9000"]]
+    assert ctx.records() == {}
+
+
+def test_nic_address_swaps_the_modelled_address_for_an_unused_one_and_back(ctx):
+    fl.inject(ctx, "nic_address")
+    fl.clear(ctx, "nic_address")
+    inject, clear = (a[-1] for a in argvs(ctx))
+    assert argvs(ctx)[0][:4] == [PODSIM, "exec", "sim-dgx4", "--"]
+    assert "ip addr del 198.18.5.14/24 dev enp5s0" in inject and "ip addr add 198.18.5.114/24 dev enp5s0" in inject
+    assert "ip addr del 198.18.5.114/24 dev enp5s0" in clear and "ip addr add 198.18.5.14/24 dev enp5s0" in clear
+    assert fl.wrong_address("198.18.5.14") == "198.18.5.114" and fl.wrong_address("198.18.5.212") == "198.18.5.112"
+
+
+def test_qos_faults_keep_the_settings_they_change_and_put_them_back(tmp_path):
+    ctx = FakeCtx(tmp_path, lambda argv: QOS_HEALTHY if argv[-2:] == ["-i", "enp139s0"] else "")
+    fl.inject(ctx, "qos_pfc_off", "sim-dgx3")
+    fl.inject(ctx, "qos_pfc_off", "sim-dgx3")  # again: the first snapshot stays
+    assert ctx.records() == {"qos_pfc_off@sim-dgx3": {"qos": {"trust": "dscp", "pfc": "0,0,0,1,0,0,0,0"}}}
+    fl.clear(ctx, "qos_pfc_off", "sim-dgx3")
+    exe = [PODSIM, "exec", "sim-dgx3", "--", "mlnx_qos", "-i", "enp139s0"]
+    assert argvs(ctx) == [exe, exe + ["--pfc", "0,0,0,0,0,0,0,0"], exe + ["--pfc", "0,0,0,0,0,0,0,0"],
+                          exe + ["--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]]
+    assert ctx.records() == {}
+
+
+def test_a_clear_without_a_record_puts_the_model_back(ctx):
+    fl.clear(ctx, "qos_trust_pcp")
+    assert argvs(ctx) == [[PODSIM, "exec", "sim-dgx4", "--", "mlnx_qos", "-i", "enp139s0", "--trust", "dscp",
+                           "--pfc", "0,0,0,1,0,0,0,0"]]
+
+
+def test_storage_faults_signal_the_recorded_daemon_or_remount_through_the_deploy(ctx):
+    fl.inject(ctx, "storage_frozen")
+    fl.clear(ctx, "storage_frozen")
+    fl.inject(ctx, "mount_missing", "sim-dgx1")
+    fl.clear(ctx, "mount_missing", "sim-dgx1")
+    fl.inject(ctx, "storage_stopped")
+    ctx.dead.add(6161)
+    fl.inject(ctx, "storage_stopped")  # again: stopped already, nothing signalled
+    fl.clear(ctx, "storage_stopped")
+    assert argvs(ctx) == [
+        ["kill", "-STOP", "5151"], ["kill", "-CONT", "5151"],
+        [PODSIM, "exec", "sim-dgx1", "--", "sh", "-c", "! mountpoint -q /mnt/isilon3 || umount /mnt/isilon3"],
+        ["ansible-playbook", "playbooks/storage.yml", "-l", "sim-dgx1"],
+        ["kill", "-TERM", "6161"],
+        [PODSIM, "up", "--nodes", "4", "--storage", "2"], ["ansible-playbook", "playbooks/storage.yml"]]
+
+
+def test_a_daemon_the_simulator_did_not_record_or_that_has_gone_is_never_signalled(ctx):
+    del ctx.state["members"]["sim-isilon1"]
+    with pytest.raises(RuntimeError, match="no recorded ganesha running on sim-isilon1"):
+        fl.inject(ctx, "storage_frozen", "sim-isilon1")
+    ctx.dead.add(4242)  # sshd died (its pid may be anyone's now)
+    with pytest.raises(RuntimeError, match="no recorded sshd running on sim-dgx4"):
+        fl.inject(ctx, "dgx_unreachable")
+    fl.clear(ctx, "dgx_unreachable")
+    assert not [a for a in argvs(ctx) if a[0] == "kill"]
+    assert "storage_frozen@sim-isilon1" in ctx.records()  # `fault clear all` still sees it
+
+
+def test_the_real_liveness_check_compares_the_start_time():
+    with open("/proc/self/stat") as fh:
+        start = int(fh.read().rsplit(")", 1)[1].split()[19])
+    assert fl.Ctx.is_alive({"pid": os.getpid(), "start": start})
+    assert not fl.Ctx.is_alive({"pid": os.getpid(), "start": start + 1})
+    assert not fl.Ctx.is_alive({"pid": 2 ** 22 + 1, "start": 0}) and not fl.Ctx.is_alive({})
+
+
+def test_container_gpu_and_shape_faults_use_the_existing_verbs(tmp_path):
+    current = {"missing_gpu": 7, "nvlink_down": [3, 4], "no_peermem": True}
+    ctx = FakeCtx(tmp_path, lambda argv: json.dumps(current) if argv == [PODSIM, "gpu", "sim-dgx1"] else "")
+    fl.inject(ctx, "mpi_container_stopped")
+    fl.clear(ctx, "mpi_container_stopped")
+    fl.inject(ctx, "gpu_missing")
+    fl.clear(ctx, "gpu_missing")
+    fl.inject(ctx, "slow_storage")
+    fl.clear(ctx, "slow_storage")
+    assert argvs(ctx) == [
+        [PODSIM, "exec", "sim-dgx3", "--", "podman", "stop", "--time", "1", "dgxpod-mpi"],
+        [PODSIM, "exec", "sim-dgx3", "--", "podman", "start", "dgxpod-mpi"],
+        [PODSIM, "gpu", "sim-dgx1", "--fault", "missing_gpu=7"],
+        [PODSIM, "gpu", "sim-dgx1"],
+        # the clear takes only its own fault away: the others set on the node stay
+        [PODSIM, "gpu", "sim-dgx1", "--clear", "--fault", "no_peermem=1", "--fault", "nvlink_down=3:4"],
+        [PODSIM, "shape", "sim-isilon2", "40gige-1", "--rate", "1gbit"],
+        [PODSIM, "shape", "sim-isilon2", "40gige-1", "--clear"]]
+
+
+def test_deploy_files_are_kept_and_written_back_exactly(tmp_path):
+    hosts = ("127.0.0.1 localhost\n# BEGIN dgxpod hosts\n198.18.5.11 sim-dgx1\n198.18.5.12 sim-dgx2\n"
+             "198.18.5.13 sim-dgx3\n# END dgxpod hosts\n")
+    env = "NCCL_IB_HCA=mlx5_0,mlx5_1\nNCCL_SOCKET_IFNAME=enp5s0\n"
+
+    def answers(argv):
+        if "stat -c %a /etc/hosts" in argv[-1]:
+            return "644\n" + hosts
+        if "stat -c %a /etc/dgxpod/nccl.env" in argv[-1]:
+            return "640\n" + env
+        return ""
+    ctx = FakeCtx(tmp_path, answers)
+    fl.inject(ctx, "hosts_entry_changed")
+    fl.inject(ctx, "hosts_entry_changed")
+    fl.clear(ctx, "hosts_entry_changed")
+    writes = [c for c in ctx.cmds if c[1] is not None]
+    changed = hosts.replace("198.18.5.13 sim-dgx3", "198.18.5.113 sim-dgx3")
+    assert writes == [([PODSIM, "exec", "sim-dgx2", "--", "sh", "-c", "cat > /etc/hosts"], changed)] * 2 + [
+        ([PODSIM, "exec", "sim-dgx2", "--", "sh", "-c", "cat > /etc/hosts && chmod 644 /etc/hosts"], hosts)]
+    ctx.cmds.clear()
+    fl.inject(ctx, "nccl_env_deleted")
+    fl.clear(ctx, "nccl_env_deleted")
+    assert ctx.cmds[1:] == [
+        ([PODSIM, "exec", "sim-dgx4", "--", "rm", "-f", "/etc/dgxpod/nccl.env"], None),
+        ([PODSIM, "exec", "sim-dgx4", "--", "sh", "-c", "cat > /etc/dgxpod/nccl.env && chmod 640 "
+          "/etc/dgxpod/nccl.env"], env)]
+
+
+def test_hosts_with_changed_entry_changes_only_the_named_lines():
+    text = "127.0.0.1 localhost\n198.18.5.13 sim-dgx3 # data\n198.18.5.113 sim-dgx30\n::1 ip6-localhost\n"
+    want = text.replace("198.18.5.13 sim-dgx3 ", "198.18.5.113 sim-dgx3 ")
+    assert fl.hosts_with_changed_entry(text, "sim-dgx3") == want
+
+
+def test_an_unreachable_dgx_freezes_only_the_recorded_sshd_and_ends_its_sessions(tmp_path):
+    ctx = FakeCtx(tmp_path, lambda argv: " 777\n 778\n" if argv[:3] == ["ps", "-o", "pid="] else "")
+    fl.inject(ctx, "dgx_unreachable")
+    fl.clear(ctx, "dgx_unreachable")
+    assert argvs(ctx) == [["kill", "-STOP", "4242"], ["ps", "-o", "pid=", "--ppid", "4242"],
+                          ["kill", "-TERM", "777", "778"], ["kill", "-CONT", "4242"]]
+
+
+# --------------------------------------------------------------------------- switches (the real `podsim switch`)
+
+HEALTHY_PORT = ["mtu 9214", "qos trust dscp", "priority-flow-control on", "priority-flow-control priority 3 no-drop"]
+
+
+@pytest.fixture
+def switched(ctx):
+    for sw in pm.SWITCHES:
+        state = new_state("eos", sw)
+        state["running"] += [["interface Ethernet%d/1" % i, list(HEALTHY_PORT)] for i in range(1, 11)]
+        state["faults"] = {"delay": 0.1}  # a fault set by someone else stays
+        write_state(os.path.join(ctx.root, "switches", sw + ".json"), state)
+    return ctx
+
+
+def test_switch_config_faults_are_typed_at_the_console_and_cleared_byte_for_byte(switched):
+    ctx = switched
+    before = ctx.switch_state("sim-sw2")["running"]
+    fl.inject(ctx, "switch_port_mtu")  # sim-dgx3 enp132s0 -> sim-sw2 Ethernet3/1
+    fl.inject(ctx, "switch_port_mtu")
+    port = dict((k, v) for k, v in ctx.switch_state("sim-sw2")["running"] if v is not None)["interface Ethernet3/1"]
+    assert "mtu 1500" in port and "mtu 9214" not in port
+    fl.clear(ctx, "switch_port_mtu")
+    assert ctx.switch_state("sim-sw2")["running"] == before
+    fl.inject(ctx, "switch_pfc_removed")  # sim-dgx2 enp139s0 -> sim-sw2 Ethernet6/1
+    port = dict((k, v) for k, v in ctx.switch_state("sim-sw2")["running"] if v is not None)["interface Ethernet6/1"]
+    assert port == ["mtu 9214", "qos trust dscp"]
+    fl.clear(ctx, "switch_pfc_removed")
+    assert ctx.switch_state("sim-sw2")["running"] == before and ctx.records() == {}
+    assert argvs(ctx)[0] == [PODSIM, "switch", "sim-sw2", "--cli", "enable", "--cli", "configure", "--cli",
+                             "interface Ethernet3/1", "--cli", "mtu 1500", "--cli", "end"]
+
+
+def test_switch_operational_faults_set_and_remove_only_their_key(switched):
+    ctx = switched
+    fl.inject(ctx, "switch_port_down")  # sim-dgx4 enp12s0 -> sim-sw1 Ethernet8/1
+    assert ctx.switch_state("sim-sw1")["faults"] == {"delay": 0.1, "port_down": "Ethernet8/1"}
+    fl.clear(ctx, "switch_port_down")
+    fl.inject(ctx, "switch_cable_swap")  # sim-dgx1 enp5s0 and sim-dgx2 enp5s0
+    assert ctx.switch_state("sim-sw1")["faults"] == {"delay": 0.1, "swap": "Ethernet1/1,Ethernet2/1"}
+    fl.clear(ctx, "switch_cable_swap")
+    assert ctx.switch_state("sim-sw1")["faults"] == {"delay": 0.1}
+    fl.inject(ctx, "switch_cable_swap", "sim-dgx4")  # the last DGX swaps with the first
+    assert ctx.switch_state("sim-sw1")["faults"]["swap"] == "Ethernet4/1,Ethernet1/1"
+    assert fl.clear_all(ctx) == ["switch_cable_swap@sim-dgx4"]
+    assert ctx.switch_state("sim-sw1")["faults"] == {"delay": 0.1}
+
+
+def test_targets_name_the_switch_for_switch_faults_and_the_node_otherwise():
+    pod = pm.pod_shape(4, 2)
+    assert fl.get("switch_port_mtu").targets(pod, "sim-dgx3") == ("sim-sw2",)
+    assert fl.get("switch_port_down").targets(pod, "sim-dgx4") == ("sim-sw1",)
+    assert fl.get("storage_frozen").targets(pod, "sim-isilon2") == ("sim-isilon2",)
+    assert fl.get("nic_mtu").targets(pod, "sim-dgx1") == ("sim-dgx1",)
+    with pytest.raises(ValueError, match="no node sim-dgx9"):
+        fl.get("switch_port_mtu").targets(pod, "sim-dgx9")
+
+
+def test_clear_all_clears_newest_first_and_forgets_them(tmp_path):
+    ctx = FakeCtx(tmp_path, lambda argv: QOS_HEALTHY if argv[-2:] == ["-i", "enp139s0"] else "")
+    fl.inject(ctx, "nic_down")
+    fl.inject(ctx, "qos_trust_pcp")
+    ctx.cmds.clear()
+    assert fl.clear_all(ctx) == ["qos_trust_pcp@sim-dgx4", "nic_down@sim-dgx2"]
+    assert argvs(ctx) == [
+        [PODSIM, "exec", "sim-dgx4", "--", "mlnx_qos", "-i", "enp139s0", "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
+        [PODSIM, "exec", "sim-dgx2", "--", "ip", "link", "set", "dev", "enp12s0", "up"]]
+    assert ctx.records() == {} and fl.clear_all(ctx) == []
