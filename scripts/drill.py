@@ -224,8 +224,6 @@ class Drill:
                 fl.clear(self.ctx, f.name, node)
             except Exception as e:
                 row = Row(f.name, node, ",".join(f.tags), "ERROR", "", 0.0, "clear failed: %s" % e)
-        if f.awaits and not row.good:
-            row.why = (row.why + "; " if row.why else "") + "awaits " + f.awaits
         row.seconds = self.clock() - t0
         self.rows.append(row)
         self.say(render_row(row))

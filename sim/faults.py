@@ -171,8 +171,7 @@ class Fault:
     ``where(pod, node)`` -> the host names the report's top finding may carry (the node, or the storage node
     or switch the fault is on). ``tags``: the narrowest validate.yml tags that catch it; ``checks``: check
     names of which one must be the top finding's root or among what it explains; ``keywords``: one of them
-    must appear in the finding's cause or summary (case-insensitive). ``awaits``: the checks are not in the
-    toolkit yet (named here as the branch building them should name them)."""
+    must appear in the finding's cause or summary (case-insensitive)."""
 
     name: str
     layer: str
@@ -184,7 +183,6 @@ class Fault:
     inject: Callable = field(repr=False, compare=False)
     clear: Callable = field(repr=False, compare=False)
     where: Optional[Callable] = field(default=None, repr=False, compare=False)
-    awaits: Optional[str] = None
 
     def targets(self, pod: pm.Pod, node: str) -> Tuple[str, ...]:
         return tuple(self.where(pod, node)) if self.where else (node,)
@@ -455,7 +453,6 @@ def _catalogue() -> Tuple[Fault, ...]:
     gpu_missing = _gpu("missing_gpu", "7")
     gpu_ecc = _gpu("ecc", "2")
     gpu_nvlink = _gpu("nvlink_down", "3:4")
-    drift = "the drift stage (issue 17 item 2, branch drift: validate.yml --tags drift, checks drift_<file>)"
     return (
         Fault("nic_mtu", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 (model 9000)",
               ("network",), ("network",), ("mtu",), _mtu("enp132s0", 1500), _mtu("enp132s0")),
@@ -508,9 +505,9 @@ def _catalogue() -> Tuple[Fault, ...]:
               lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--clear"))),
         Fault("hosts_entry_changed", "deploy-files", "sim-dgx2", "the /etc/hosts line of the next DGX has a "
               "wrong address", ("drift",), ("drift_hosts",), ("/etc/hosts", "hosts"),
-              _hosts_inject, _file_restore, awaits=drift),
+              _hosts_inject, _file_restore),
         Fault("nccl_env_deleted", "deploy-files", "sim-dgx4", "/etc/dgxpod/nccl.env deleted",
-              ("drift",), ("drift_nccl_env",), ("nccl.env",), _nccl_env_inject, _file_restore, awaits=drift),
+              ("drift",), ("drift_nccl_env",), ("nccl.env",), _nccl_env_inject, _file_restore),
         Fault("dgx_unreachable", "reachability", "sim-dgx4", "sshd frozen (SIGSTOP), open sessions ended",
               ("identity",), ("identity",), ("does not answer", "unreachable", "timed out", "timeout"),
               _sshd_freeze, _continue_daemon("sshd")),
@@ -573,7 +570,7 @@ def listing() -> str:
     rows = [("NAME", "LAYER", "NODE", "TAGS", "CHECKS", "WHAT")]
     for f in CATALOGUE:
         rows.append((f.name, f.layer, f.node, ",".join(f.tags), ",".join(f.checks),
-                     f.summary + (" [awaits %s]" % f.awaits if f.awaits else "")))
+                     f.summary))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5] for r in rows]
     return "\n".join(lines) + "\n"

@@ -133,7 +133,7 @@ class FakeFault:
                  keywords=("mtu",), broken_clear=False):
         self.name, self.layer, self.node, self.tags = name, layer, node, tags
         self.checks, self.keywords = checks, keywords
-        self.summary, self.awaits, self.broken_clear = name, None, broken_clear
+        self.summary, self.broken_clear = name, broken_clear
 
     def targets(self, pod, node):
         return (node,)
