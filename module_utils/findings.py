@@ -90,8 +90,9 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
         claim(d, [g[0] for g in own] + _state_candidates((node, nic), bad, facts, claimed, has_local))
     # 3. a remote node most clients cannot reach
     for node, members, addrs, clients in _unanswering(bad, facts, claimed, has_local, idx, results):
+        who = node if node not in addrs else "the node at"
         d = _Draft(node, node, "%s does not answer (address%s %s): %d DGX (%s) fail through it and none of them "
-                   "has a fault of its own" % (node, "es" if len(addrs) > 1 else "", ", ".join(addrs), len(clients),
+                   "has a fault of its own" % (who, "es" if len(addrs) > 1 else "", ", ".join(addrs), len(clients),
                                               ", ".join(clients)), None, 2)
         claim(d, members)
     # 4. a slow endpoint
@@ -185,10 +186,10 @@ def _unanswering(bad: List[int], facts: Dict[int, Facts], claimed: Mapping[int, 
             client = str(results[i].get("host"))
             t["clients"].append(client) if client not in t["clients"] else None
     out = []
-    dgx = max(1, len(idx.dgx))
+    dgx = len(idx.dgx)
     for node in sorted(towards, key=lambda n: (-len(towards[n]["clients"]), n)):
         t = towards[node]
-        if len(t["clients"]) < min(2, dgx) or 2 * len(t["clients"]) < dgx:
+        if len(t["clients"]) < (1 if dgx == 1 else 2) or 2 * len(t["clients"]) < dgx:
             continue
         members = [i for i in t["checks"] if i not in claimed]
         members += [i for i in bad if i not in claimed and i not in has_local and i not in members and (

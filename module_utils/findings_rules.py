@@ -207,6 +207,16 @@ def _problem(p: str, host: str, name: str, idx: Index, f: Facts) -> None:
         if mine:
             f.endpoints.add((host, mine))
         return
+    if name == "network" or (name == "nfs_mounts" and " from " in p and "not mounted" not in p
+                             and "is mounted from" not in p and "not NFS" not in p):
+        # an address the index does not know (no index given): the address stands for its node
+        unknown = [a for a in IP.findall(p) if a not in idx.owner and a not in idx.addresses(host)]
+        if unknown and (" -> " in p or name == "nfs_mounts"):
+            addr = unknown[-1]
+            f.targets.append((addr, None, addr))
+            f.nodes.add(addr)
+            f.endpoints.add((addr, None))
+            return
     if name == "nfs_mounts":
         # a mount of its own (not mounted, wrong server): the client side, through the NIC it would use
         addr = next(iter(IP.findall(p)), None)
