@@ -28,13 +28,16 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.findings_rules import PERF_CHECKS, STORAGE_PERF, Facts, Index, analyse, pod_index, why
+    from ansible.module_utils.findings_rules import (PERF_CHECKS, PORT_STATE, STORAGE_PERF, Facts, Index, analyse,
+                                                     pod_index, why)
 except ImportError:  # pragma: no cover - plain import (tests, filters)
-    from findings_rules import PERF_CHECKS, STORAGE_PERF, Facts, Index, analyse, pod_index, why  # type: ignore
+    from findings_rules import (PERF_CHECKS, PORT_STATE, STORAGE_PERF, Facts, Index, analyse,  # type: ignore
+                                pod_index, why)
 
 __all__ = ["build_findings", "pod_index", "finding_line", "with_findings"]
 SCHEMA_VERSION = 4  # results.json with findings (docs/results.md)
 PROBLEM = ("fail", "error")
+GPU_PREFIX = ("gpu_", "hca_")
 STEP_CHECKS = {"fio_scaling", "storage_sizing", "train_storage_bound"}  # of the pod, whatever their nodes
 
 
@@ -42,6 +45,7 @@ class _Draft:
     def __init__(self, host: str, subject: str, cause: str, root: Optional[int], rank: int) -> None:
         self.host, self.subject, self.cause, self.root, self.rank = host, subject, cause, root, rank
         self.members: List[int] = [] if root is None else [root]
+        self.node = host  # the node the explained pings went to
 
 
 def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Mapping[str, Any]] = None
@@ -77,17 +81,23 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
             continue
         for node, nic, cause, port in facts[i].local:
             groups.setdefault((node, nic), []).append((i, cause, port))
-    order = sorted(groups, key=lambda k: (-len(_state_candidates(k, bad, facts, claimed, has_local)),
-                                          k[0], k[1] or ""))
+    gpu = {k for k, g in groups.items() if any(str(results[i].get("check")).startswith(GPU_PREFIX) for i, _, _ in g)}
+    order = sorted(groups, key=lambda k: (-len(_state_candidates(k, bad, facts, claimed, has_local, results,
+                                                                 k in gpu)), k[0], k[1] or ""))
     for node, nic in order:
         own = [g for g in groups[(node, nic)] if g[0] not in claimed]
         if not own:
             continue
         port = next((p for _, _, p in own if p), None) or (idx.switch_port(node, nic) if nic else None)
-        subject = " ".join(x for x in (node, nic) if x) + (" (%s)" % port if port else "")
-        causes = _unique(c for _, c, _ in own)
-        d = _Draft(node, subject, "; ".join(causes), own[0][0], 1)
-        claim(d, [g[0] for g in own] + _state_candidates((node, nic), bad, facts, claimed, has_local))
+        where = " ".join(x for x in (node, nic) if x)
+        host, subject = node, where + (" (%s)" % port if port else "")
+        if port and results[own[0][0]].get("check") in PORT_STATE:  # the fault is on the switch
+            host, subject = port.split(" ")[0], "%s (%s)" % (port, where)
+        causes = _unique(c[len(port) + 2:] if host != node and c.startswith(port + ": ") else c for _, c, _ in own)
+        d = _Draft(host, subject, "; ".join(causes), own[0][0], 1)
+        d.node = node
+        claim(d, [g[0] for g in own] + _state_candidates((node, nic), bad, facts, claimed, has_local, results,
+                                                         (node, nic) in gpu))
     # 3. a remote node most clients cannot reach
     for node, members, addrs, clients in _unanswering(bad, facts, claimed, has_local, idx, results):
         who = node if node not in addrs else "the node at"
@@ -157,9 +167,11 @@ def _down_cause(node: str, results: Sequence[Mapping[str, Any]], own: List[int])
 
 
 def _state_candidates(key: Tuple[str, Optional[str]], bad: List[int], facts: Dict[int, Facts],
-                      claimed: Mapping[int, Any], has_local: Set[int]) -> List[int]:
+                      claimed: Mapping[int, Any], has_local: Set[int], results: Sequence[Mapping[str, Any]],
+                      gpu: bool = False) -> List[int]:
     """Checks a fault of ``node`` (``nic``) explains: with a NIC, those involving that NIC (pings to its
-    address, pairs and mounts through it) or the node as a whole; without one, the node's own checks."""
+    address, pairs and mounts through it) or the node as a whole; without one, the node's own checks, and
+    for a GPU fault also the NCCL and training checks the node takes part in."""
     node, nic = key
     out = []
     for i in bad:
@@ -168,7 +180,8 @@ def _state_candidates(key: Tuple[str, Optional[str]], bad: List[int], facts: Dic
         ends = facts[i].endpoints
         if nic is not None and ((node, nic) in ends or (node, None) in ends):
             out.append(i)
-        elif nic is None and facts[i].nodes == {node}:
+        elif nic is None and (facts[i].nodes == {node} or (
+                gpu and node in facts[i].nodes and str(results[i].get("check")).startswith(("nccl", "train")))):
             out.append(i)
     return out
 
@@ -286,7 +299,7 @@ def _finish(drafts: List[_Draft], results: Sequence[Mapping[str, Any]]) -> List[
             status = results[d.root]["status"]
         else:
             status = "error" if "error" in statuses else "fail"
-        label = _label(results, d.members, d.root, d.host)
+        label = _label(results, d.members, d.root, d.node)
         explains = [{"check": results[i].get("check"), "host": results[i].get("host"),
                      "status": results[i].get("status")} for i in d.members]
         root = None if d.root is None else {"check": results[d.root].get("check"), "host": results[d.root].get("host")}

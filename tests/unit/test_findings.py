@@ -123,9 +123,9 @@ def test_a_switch_port_fault_names_the_nic_cabled_to_it_and_explains_its_pings(p
                                measured=9000).to_dict())
     findings = build_findings(results, index)
     assert_partition(results, findings)
-    assert len(findings) == 1 and findings[0]["host"] == "sim-dgx3"
-    assert findings[0]["subject"] == "sim-dgx3 enp139s0 (sim-sw2 Ethernet7/1)"
-    assert findings[0]["cause"] == "sim-sw2 Ethernet7/1: MTU 1500, model 9000"
+    assert len(findings) == 1 and findings[0]["host"] == "sim-sw2"  # the fault is on the switch
+    assert findings[0]["subject"] == "sim-sw2 Ethernet7/1 (sim-dgx3 enp139s0)"
+    assert findings[0]["cause"] == "MTU 1500, model 9000"
     assert findings[0]["root"] == {"check": "switch_port_mtu", "host": "sim-sw2 Ethernet7/1"}
     assert "3 nodes' failed pings to sim-dgx3" in findings[0]["summary"]
 
@@ -231,11 +231,17 @@ def test_a_gpu_fault_explains_the_nodes_own_checks_only(pod, index):
                     cause="sim-dgx3: 7 GPUs, model 8 (GPU 00000000:8A:00.0 missing)").to_dict(),
         CheckResult("nccl_relative", "sim-dgx3", "fail", expected=100.0, measured=60.0,
                     cause="sim-dgx3 alone reaches 60% of the other nodes' median").to_dict(),
-        CheckResult("gpu_count", "sim-dgx1", "pass", expected=8, measured=8).to_dict()]
+        CheckResult("gpu_count", "sim-dgx1", "pass", expected=8, measured=8).to_dict(),
+        CheckResult("nccl_relative", "sim-dgx1<->sim-dgx3", "fail", expected=8.0, measured=3.0).to_dict(),
+        CheckResult("nccl_relative", "sim-dgx2<->sim-dgx4", "pass", expected=8.0, measured=10.0).to_dict(),
+        CheckResult("iperf_relative", "sim-dgx1<->sim-dgx3", "fail", expected=8.0, measured=3.0,
+                    details={"client": "sim-dgx1", "client_nic": "enp5s0", "server": "sim-dgx3",
+                             "server_nic": "enp5s0", "hosts": ["sim-dgx1", "sim-dgx3"]}).to_dict()]
     findings = build_findings(results, index)
     assert_partition(results, findings)
-    assert len(findings) == 1 and findings[0]["subject"] == "sim-dgx3"
+    assert [f["subject"] for f in findings] == ["sim-dgx3", "sim-dgx1<->sim-dgx3 iperf_relative"]
     assert findings[0]["root"] == {"check": "gpu_count", "host": "sim-dgx3"}
+    assert [e["check"] for e in findings[0]["explains"]] == ["gpu_count", "nccl_relative", "nccl_relative"]
 
 
 def test_unknown_check_names_are_their_own_findings_ordered_by_size_then_errors(pod, index):
