@@ -36,6 +36,11 @@ NODE_STATE = {"identity", "network", "gpu_model", "gpu_inventory", "gpu_count", 
 # checks of one switch port: a failure is a fault of the NIC cabled to it
 PORT_STATE = {"switch_port_mtu", "switch_port_status", "switch_lossless", "switch_lldp", "switch_counters"}
 KERNEL_PREFIX = "kernel differs from the model: "
+# pod_ping_mesh: "sim-dgx1 enp132s0 -> sim-dgx2 (198.18.66.12) at MTU 9000: 100% packet loss"
+PING = re.compile(r"-> (?P<peer>\S+) \((?P<addr>\d{1,3}(?:\.\d{1,3}){3})\) at MTU")
+# pod_nfs_verify, a mount's I/O: "sim-dgx1: /mnt/isilon2 from 198.18.5.212: listing failed: ..." (also write,
+# read-back, reading the probe file); not "not mounted (planned ...)" / "is mounted from" (the client's side)
+NFS_IO = re.compile(r"^(?:\S+: )?\S+ from (?P<addr>\d{1,3}(?:\.\d{1,3}){3}): ")
 DIFF = re.compile(r"^(\S+) (\w+): (.*?) -> (.*)$")
 
 
@@ -167,7 +172,7 @@ def analyse(c: Mapping[str, Any], idx: Index) -> Facts:
             f.nodes.add(cabled[0])
             f.endpoints.add(cabled)
         return f
-    if name in ("network", "nfs_mounts") or (name not in PERF_CHECKS and c.get("problems")):
+    if name in ("network", "nfs_mounts"):
         for p in c.get("problems") or []:
             _problem(str(p), host, name, idx, f)
         if name == "network" and c.get("status") == "fail" and not c.get("problems"):
@@ -194,33 +199,24 @@ def _strip_who(text: str, sw: str, port: str) -> str:
 
 
 def _problem(p: str, host: str, name: str, idx: Index, f: Facts) -> None:
-    """One problem line of a node's check: a remote address it could not reach, or a fault of its own."""
-    remote = [a for a in IP.findall(p) if a in idx.owner and idx.owner[a][0] != host]
-    if remote:
-        addr = remote[-1] if " -> " in p else remote[0]  # a ping line names the source NIC, then the target
-        owner, nic = idx.owner[addr]
+    """One problem line of a node's network or NFS check: an address it could not reach (a ping,
+    pod_ping_mesh's line; a mount's I/O, pod_nfs_verify's), or a fault of its own."""
+    ping = PING.search(p) if name == "network" else None
+    io = NFS_IO.search(p) if name == "nfs_mounts" else None
+    addr = (ping or io).group("addr") if (ping or io) else None
+    if addr and addr not in idx.addresses(host):
+        owner, nic = idx.owner.get(addr) or (addr, None)  # an address the index does not know stands for its node
         f.targets.append((owner, nic, addr))
         f.nodes.add(owner)
         f.endpoints.add((owner, nic))
-        via = idx.via(host, addr) if host in idx.nodes else None
-        mine = idx.nic_in(host, p.split(" -> ")[0]) if " -> " in p else via
+        mine = idx.nic_in(host, p[:ping.start()]) if ping else idx.via(host, addr)
         if mine:
             f.endpoints.add((host, mine))
         return
-    if name == "network" or (name == "nfs_mounts" and " from " in p and "not mounted" not in p
-                             and "is mounted from" not in p and "not NFS" not in p):
-        # an address the index does not know (no index given): the address stands for its node
-        unknown = [a for a in IP.findall(p) if a not in idx.owner and a not in idx.addresses(host)]
-        if unknown and (" -> " in p or name == "nfs_mounts"):
-            addr = unknown[-1]
-            f.targets.append((addr, None, addr))
-            f.nodes.add(addr)
-            f.endpoints.add((addr, None))
-            return
     if name == "nfs_mounts":
-        # a mount of its own (not mounted, wrong server): the client side, through the NIC it would use
-        addr = next(iter(IP.findall(p)), None)
-        nic = idx.via(host, addr) if addr else None
+        # a mount of its own (not mounted, the wrong server or type): the client side, through the NIC it uses
+        planned = next(iter(IP.findall(p)), None)
+        nic = idx.via(host, planned) if planned else None
         f.local.append((host, None, p[len(host) + 2:] if p.startswith(host + ": ") else p, None))
         if nic:
             f.endpoints.add((host, nic))

@@ -149,7 +149,7 @@ def test_one_dgx_losing_a_mount_is_its_own_finding_not_the_storage_node(pod, ind
         "sim-dgx1: not mounted (planned /mnt/isilon4 from 198.18.66.212)"])
     findings = build_findings(results, index)
     assert_partition(results, findings)
-    assert [(f["host"], f["subject"]) for f in findings] == [("sim-dgx1", "sim-dgx1 nfs_mounts")]
+    assert [(f["host"], f["subject"]) for f in findings] == [("sim-dgx1", "sim-dgx1")]
     assert "not mounted" in findings[0]["cause"]
 
 
@@ -276,3 +276,51 @@ def test_with_findings_puts_them_before_the_checks_in_schema_4(pod, index):
     assert list(out) == ["schema_version", "pod", "summary", "findings", "checks", "measurements"]
     assert out["schema_version"] == 4 and out["findings"][0]["explains"] == [
         {"check": "x", "host": "sim-dgx1", "status": "fail"}]
+
+
+def test_wrong_address_and_qos_lines_are_the_nodes_own_faults(pod, index):
+    """nic_state's diff lines carry addresses and an arrow too: they are not pings to someone."""
+    results = healthy(pod)
+    own = ["enp12s0 address: 198.18.12.99/24 -> (absent)", "enp12s0 address: (absent) -> 198.18.12.13/24"]
+    addr = pod.host("sim-dgx3").nic("enp12s0").address
+    for i, c in enumerate(results):
+        if c["check"] == "network":
+            results[i] = network(pod, c["host"], own=own if c["host"] == "sim-dgx3" else (), unreachable={addr})
+    assert results[1]["check"] == "network" and results[1]["host"] == "sim-dgx1"
+    results[1]["problems"].append("enp5s0 (mlx5_0): QoS trust pcp, model dscp")  # rdma_problems' line
+    results[1]["status"] = "fail"
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [(f["host"], f["subject"]) for f in findings] == [
+        ("sim-dgx3", "sim-dgx3 enp12s0 (sim-sw1 Ethernet7/1)"), ("sim-dgx1", "sim-dgx1 enp5s0 (sim-sw1 Ethernet1/1)")]
+    assert findings[0]["cause"] == "address 198.18.12.99/24, model (absent); address (absent), model 198.18.12.13/24"
+    # sim-dgx1's network check shows a fault of its own: it stays under that one (each check under one finding)
+    assert findings[0]["summary"].endswith("explains 2 nodes' failed pings to sim-dgx3")
+    assert findings[1]["cause"] == "enp5s0 (mlx5_0): QoS trust pcp, model dscp"
+    assert findings[1]["explains"] == [{"check": "network", "host": "sim-dgx1", "status": "fail"}]
+
+
+def test_mounts_missing_on_two_dgx_are_not_a_storage_node_that_does_not_answer(pod, index):
+    results = healthy(pod)
+    for i in (2, 5):
+        h = results[i]["host"]
+        results[i] = dict(results[i], status="fail", problems=["%s: not mounted (planned /mnt/isilon4 from %s)" % (
+            h, mount_plan(pod, h)["mounts"][-1]["ip"])])
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [f["subject"] for f in findings] == ["sim-dgx1", "sim-dgx2"]
+
+
+def test_a_frozen_storage_node_explains_the_fio_errors_too(pod, index):
+    dead = {n.address for n in pod.host("sim-isilon1").nics}
+    results = [c if c["check"] != "nfs_mounts" else nfs(pod, c["host"], dead=dead) for c in healthy(pod)]
+    perf = sample_perf(slow=None, fio_error_host=None)
+    steps = copy.deepcopy(perf["fio"]["steps"][-1:])
+    for h in steps[0]["results"]:
+        steps[0]["results"][h] = {"status": "error", "reason": "/mnt/isilon1/fio did not answer within 15s",
+                                  "result": {}}
+    results += evaluate_fio(steps, perf["nodes"], perf["storage"], EXP)
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1 and findings[0]["host"] == "sim-isilon1" and findings[0]["status"] == "error"
+    assert {e["check"] for e in findings[0]["explains"]} == {"nfs_mounts", "fio_read", "fio_relative", "fio_scaling"}
