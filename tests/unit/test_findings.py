@@ -324,3 +324,21 @@ def test_a_frozen_storage_node_explains_the_fio_errors_too(pod, index):
     assert_partition(results, findings)
     assert len(findings) == 1 and findings[0]["host"] == "sim-isilon1" and findings[0]["status"] == "error"
     assert {e["check"] for e in findings[0]["explains"]} == {"nfs_mounts", "fio_read", "fio_relative", "fio_scaling"}
+
+
+def test_a_nic_whose_only_failures_are_its_storage_pairs_is_the_culprit(pod, index):
+    """Issue 17's 2 Gbit case: its DGX<->DGX tests pass, its two DGX<->storage tests fail, each saying 'only
+    this pair is slow'; the same NIC is in both, so the NIC is named."""
+    perf = sample_perf(slow=None, fio_error_host=None)
+    tests = copy.deepcopy(perf["iperf"]["tests"])
+    for t in tests:
+        if t["client"] == "sim-dgx2" and t["kind"] == "dgx-storage" and t["fabric"] == "data-66":
+            for k in ("received_bps", "sent_bps"):
+                t["result"][k] *= 0.5
+    results = [dict(c, status="skipped") if c.get("absolute") else c for c in evaluate_iperf(tests, EXP)]
+    failed = [c for c in results if c["status"] == "fail"]
+    assert {c["kind"] for c in failed} == {"dgx-storage"} and len(failed) == 2
+    assert all("only this pair is slow" in c["cause"] for c in failed)
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [(f["host"], f["subject"]) for f in findings] == [("sim-dgx2", "sim-dgx2 enp132s0")]
