@@ -96,6 +96,12 @@ def finding_of(results: Dict[str, Any]) -> Dict[Tuple[str, str], Dict[str, Any]]
     return out
 
 
+def _after_subject(f: Dict[str, Any]) -> str:
+    """The summary without the subject it starts with (the report prints the subject in bold)."""
+    text, subject = str(f.get("summary") or ""), str(f.get("subject") or "")
+    return text[len(subject) + 2:] if text.startswith(subject + ": ") else text
+
+
 def findings_markdown(results: Dict[str, Any]) -> List[str]:
     """The Findings section: one root cause per item, the checks it explains under it."""
     findings = results.get("findings") or []
@@ -105,7 +111,7 @@ def findings_markdown(results: Dict[str, Any]) -> List[str]:
            "%d root cause(s) for %d failed or errored check(s), the one explaining most first:" % (
                len(findings), sum(len(f.get("explains") or []) for f in findings)), ""]
     for f in findings:
-        out.append("%s. **%s** [%s] %s" % (str(f.get("id"))[1:], f.get("subject"), f.get("status"), f.get("summary")))
+        out.append("%s. **%s** [%s]: %s" % (str(f.get("id"))[1:], f.get("subject"), f.get("status"), _after_subject(f)))
         checks = ", ".join("`%s` %s" % (e.get("check"), e.get("host")) for e in f.get("explains") or [])
         out.append("   - checks: %s" % checks)
     return out
@@ -117,9 +123,9 @@ def findings_html(results: Dict[str, Any]) -> List[str]:
         return []
     out = ["<h2>Findings</h2><ol>"]
     for f in findings:
-        out.append('<li id="%s"><b>%s</b> <span class="%s">%s</span> %s<br><small>checks: %s</small></li>' % (
+        out.append('<li id="%s"><b>%s</b> <span class="%s">%s</span>: %s<br><small>checks: %s</small></li>' % (
             escape(str(f.get("id"))), escape(str(f.get("subject"))), escape(str(f.get("status"))),
-            escape(str(f.get("status"))), escape(str(f.get("summary"))),
+            escape(str(f.get("status"))), escape(_after_subject(f)),
             escape(", ".join("%s %s" % (e.get("check"), e.get("host")) for e in f.get("explains") or []))))
     out.append("</ol>")
     return out

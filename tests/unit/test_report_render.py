@@ -113,7 +113,7 @@ def test_findings_lead_the_reports_and_name_themselves_in_junit():
     top = d["findings"][0]
     md = render_markdown(d)
     assert md.index("## Findings") < md.index("## Problems") < md.index("## Checks")
-    assert "1. **%s** [%s] %s" % (top["subject"], top["status"], top["summary"]) in md
+    assert "\n1. **%s** [%s]: %s\n" % (top["subject"], top["status"], top["summary"]) in md  # no subject: prefix
     html = render_html(d)
     assert html.index("<h2>Findings</h2>") < html.index("<h2>Problems</h2>") < html.index("<h2>All checks</h2>")
     checker = Balance()
