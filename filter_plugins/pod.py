@@ -14,6 +14,7 @@ from pod_derive import link_layer_mismatch, unsupported_port_modes  # noqa: E402
 from pod_types import Pod  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
 from storage_plan import mount_plan  # noqa: E402
+from findings_rules import pod_index  # noqa: E402
 from scale_plan import verbs_ports  # noqa: E402
 
 
@@ -110,6 +111,14 @@ def pod_nfs_mount_plan(host, hostvars, groups, pod, profile_nfs=None, client="ke
     return mount_plan(_whole_pod(hostvars, groups, pod), host, profile_nfs or {}, client, fuse_helper or "")
 
 
+def pod_findings_index(hostvars, groups, pod):
+    """The pod index the report's root-cause findings read (module_utils/findings_rules.py pod_index): every
+    DGX's and storage node's NICs (address, fabric, switch port) and the switch names."""
+    index = pod_index(_whole_pod(hostvars, groups, pod))
+    index["switches"] = list(groups.get("switches", []))
+    return index
+
+
 def pod_pfc_bit(index, priority):
     """1 if ``index`` is the PFC priority, else 0 (builds mlnx_qos's --pfc vector)."""
     return 1 if int(index) == int(priority) else 0
@@ -135,7 +144,8 @@ class FilterModule:
         return {"pod_ra_profile": pod_ra_profile, "pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map,
                 "pod_nic_plan": pod_nic_plan,
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
-                "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets, "pod_pfc_bit": pod_pfc_bit,
+                "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets,
+                "pod_findings_index": pod_findings_index, "pod_pfc_bit": pod_pfc_bit,
                 "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,
                 "pod_unsupported_port_modes": pod_unsupported_port_modes,
                 "pod_nfs_mount_plan": pod_nfs_mount_plan,

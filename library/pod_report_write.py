@@ -13,6 +13,9 @@ description:
     with the pod's overrides, evaluates every measurement (module_utils/pod_eval.py), and writes
     C(results.json) (schema version 2, docs/results.md), C(report.md), C(report.html) (self-contained, inline
     SVG plots) and C(junit.xml) (one testcase per check) into I(dest).
+  - The failed and errored checks are grouped into root-cause findings (module_utils/findings.py), written as
+    the C(findings) list of results.json, the first section of report.md and report.html, the failure messages
+    of junit.xml, and returned as C(findings_lines).
   - On a simulated pod the first line of every file says so, and absolute RA checks are C(skipped).
   - Check mode evaluates but writes nothing.
 version_added: "0.2.0"
@@ -46,6 +49,14 @@ options:
         into checks there; a selected stage with nothing recorded is an C(error).
     type: dict
     default: {}
+  pod_index:
+    description:
+      - The pod's hosts and NICs for the root-cause findings - C(dgx), C(storage), C(switches) (host names) and
+        C(nics) ({host - [{name, address, fabric, carries, switch, switch_port}]}), as the filter
+        C(pod_findings_index) derives it from the inventory (module_utils/findings_rules.py). Empty - findings
+        from the check results alone (no address or switch port is traced to its node).
+    type: dict
+    default: {}
   run_tags:
     description: This run's C(ansible_run_tags) (a stage left out by them is C(skipped), not C(error)).
     type: list
@@ -70,6 +81,7 @@ EXAMPLES = r"""
     perf: "{{ pod_perf | default({}) }}"
     expectations: "{{ (lookup('file', 'profiles/' ~ pod.ra_profile ~ '.yml') | from_yaml).profile.expectations }}"
     overrides: "{{ pod.validation.expectations | default({}) }}"
+    pod_index: "{{ hostvars | pod_findings_index(groups, pod) }}"
   register: report
 """
 
@@ -78,6 +90,17 @@ summary:
   description: Counts of pass, fail, skipped, error.
   returned: always
   type: dict
+findings:
+  description: The root-cause findings (results.json C(findings) - id, host, subject, cause, status, root, explains,
+    summary), the one explaining most checks first.
+  returned: always
+  type: list
+  elements: dict
+findings_lines:
+  description: One line per finding - "F1 [fail] summary (N checks)".
+  returned: always
+  type: list
+  elements: str
 problems:
   description: One line per failed or errored check - "[check host] cause or reason".
   returned: always
@@ -97,6 +120,7 @@ simulated:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.findings import finding_line, with_findings
 from ansible.module_utils.pod_eval import build_results, deep_merge
 from ansible.module_utils.report_render import problem_line, render_all
 
@@ -112,12 +136,14 @@ def main():
             stages=dict(type="dict", default={}),
             run_tags=dict(type="list", elements="str", default=["all"]),
             skip_tags=dict(type="list", elements="str", default=[]),
+            pod_index=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
     p = module.params
     doc = build_results(p["results"], p["perf"], deep_merge(p["expectations"], p["overrides"]), p["stages"],
                         p["run_tags"], p["skip_tags"])
+    doc = with_findings(doc, p["pod_index"])
     problems = [problem_line(c) for c in doc["checks"] if c.get("status") in ("fail", "error")]
     files = []
     if not module.check_mode:
@@ -130,6 +156,7 @@ def main():
             os.replace(tmp, path)
             files.append(path)
     module.exit_json(changed=bool(files), summary=doc["summary"], problems=problems, files=files,
+                     findings=doc["findings"], findings_lines=[finding_line(f) for f in doc["findings"]],
                      simulated=bool(doc.get("simulated")))
 
 

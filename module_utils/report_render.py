@@ -87,6 +87,50 @@ def _sorted_checks(checks: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
                                          str(c.get("host"))))
 
 
+def finding_of(results: Dict[str, Any]) -> Dict[Tuple[str, str], Dict[str, Any]]:
+    """{(check, host): the finding that explains it} (the first one, if the same name and host repeat)."""
+    out: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    for f in results.get("findings") or []:
+        for e in f.get("explains") or []:
+            out.setdefault((str(e.get("check")), str(e.get("host"))), f)
+    return out
+
+
+def _after_subject(f: Dict[str, Any]) -> str:
+    """The summary without the subject it starts with (the report prints the subject in bold)."""
+    text, subject = str(f.get("summary") or ""), str(f.get("subject") or "")
+    return text[len(subject) + 2:] if text.startswith(subject + ": ") else text
+
+
+def findings_markdown(results: Dict[str, Any]) -> List[str]:
+    """The Findings section: one root cause per item, the checks it explains under it."""
+    findings = results.get("findings") or []
+    if not findings:
+        return []
+    out = ["", "## Findings", "",
+           "%d root cause(s) for %d failed or errored check(s), the one explaining most first:" % (
+               len(findings), sum(len(f.get("explains") or []) for f in findings)), ""]
+    for f in findings:
+        out.append("%s. **%s** [%s]: %s" % (str(f.get("id"))[1:], f.get("subject"), f.get("status"), _after_subject(f)))
+        checks = ", ".join("`%s` %s" % (e.get("check"), e.get("host")) for e in f.get("explains") or [])
+        out.append("   - checks: %s" % checks)
+    return out
+
+
+def findings_html(results: Dict[str, Any]) -> List[str]:
+    findings = results.get("findings") or []
+    if not findings:
+        return []
+    out = ["<h2>Findings</h2><ol>"]
+    for f in findings:
+        out.append('<li id="%s"><b>%s</b> <span class="%s">%s</span>: %s<br><small>checks: %s</small></li>' % (
+            escape(str(f.get("id"))), escape(str(f.get("subject"))), escape(str(f.get("status"))),
+            escape(str(f.get("status"))), escape(_after_subject(f)),
+            escape(", ".join("%s %s" % (e.get("check"), e.get("host")) for e in f.get("explains") or []))))
+    out.append("</ol>")
+    return out
+
+
 def first_line(results: Dict[str, Any]) -> str:
     return SIM_LINE if results.get("simulated") else "Pod %s: validation results." % results.get("pod")
 
@@ -104,6 +148,7 @@ def render_markdown(results: Dict[str, Any]) -> str:
     run = results.get("run") or {}
     if run:
         out.append("- Run profile: `%s` %s" % (run.get("profile"), json.dumps(run.get("params") or {}, sort_keys=True)))
+    out += findings_markdown(results)
     sz = results.get("sizing")
     if sz:
         out += ["", "## RA sizing for this pod", "", "| input / result | value |", "|---|---|"]
@@ -138,10 +183,14 @@ def render_junit(results: Dict[str, Any]) -> str:
     for c in checks:
         groups.setdefault(str(c.get("check")), []).append(c)
     s = results.get("summary") or {}
-    lines = ["<!-- %s -->" % first_line(results).replace("--", "- -"),
-             '<testsuites name=%s tests="%d" failures="%d" errors="%d" skipped="%d">'
-             % (quoteattr("validate %s" % results.get("pod")), len(checks), s.get("fail", 0), s.get("error", 0),
-                s.get("skipped", 0))]
+    owner = finding_of(results)
+    lines = ["<!-- %s -->" % first_line(results).replace("--", "- -")]
+    for f in results.get("findings") or []:  # the root causes first (each failure message names its own)
+        lines.append("<!-- finding %s -->" % ("%s [%s] %s" % (f.get("id"), f.get("status"), f.get("summary"))
+                                              ).replace("--", "- -"))
+    lines.append('<testsuites name=%s tests="%d" failures="%d" errors="%d" skipped="%d">'
+                 % (quoteattr("validate %s" % results.get("pod")), len(checks), s.get("fail", 0), s.get("error", 0),
+                    s.get("skipped", 0)))
     for name in sorted(groups):
         cs = groups[name]
         n = {k: sum(1 for c in cs if c.get("status") == k) for k in ("fail", "error", "skipped")}
@@ -157,6 +206,9 @@ def render_junit(results: Dict[str, Any]) -> str:
             lines.append('    <testcase classname=%s name=%s>' % (quoteattr("%s.%s" % (results.get("pod"), name)),
                                                                    quoteattr(label)))
             text = details(c)
+            f = owner.get((str(c.get("check")), str(c.get("host")))) if c.get("status") in ("fail", "error") else None
+            if f is not None:
+                text = "[%s %s] %s" % (f.get("id"), f.get("subject"), text)
             if c.get("status") == "fail":
                 lines.append("      <failure message=%s/>" % quoteattr(text or "failed"))
             elif c.get("status") == "error":
@@ -354,6 +406,7 @@ def render_html(results: Dict[str, Any]) -> str:
                 '<span class="skipped">%s skipped</span>, <span class="error">%s error</span></p>'
                 % (escape(str(results.get("ra_profile"))), escape(str(results.get("finished"))), s.get("pass", 0),
                    s.get("fail", 0), s.get("skipped", 0), s.get("error", 0)))
+    body += findings_html(results)
     problems = [c for c in results.get("checks") or [] if c.get("status") in ("fail", "error")]
     if problems:
         body.append("<h2>Problems</h2><ul>")

@@ -237,9 +237,15 @@ def test_report_role_writes_four_files(tmp_path):
     run = tmp_path / "pod-in-a-box" / "latest"
     assert sorted(os.listdir(run)) == ["junit.xml", "report.html", "report.md", "results.json"]
     results = json.loads((run / "results.json").read_text())
-    assert results["schema_version"] == 3 and results["summary"]["fail"] == 3
+    assert results["schema_version"] == 4 and results["summary"]["fail"] == 3
     assert ET.parse(str(run / "junit.xml")).getroot().get("failures") == "3"
     assert (run / "report.md").read_text().startswith("**SIMULATED POD")
+    # the closing message lists the findings first (the pod index came from the inventory), then the checks
+    slow = next(f for f in results["findings"] if f["subject"] == "sim-dgx3 enp12s0")
+    assert sorted(e["host"] for e in slow["explains"]) == ["sim-dgx3<->sim-dgx1", "sim-dgx3<->sim-dgx2",
+                                                           "sim-dgx4<->sim-dgx3"]
+    assert res.stdout.index("finding(s): F1 [") < res.stdout.index("sim-dgx3 enp12s0 is low in 3 performance") \
+        < res.stdout.index("3 check(s) failed")
 
 
 def fake_tool(path, version, output):

@@ -104,3 +104,33 @@ def test_mpi_containers_check_lines():
     down = dict(ok, host="sim-dgx3", status="fail", problems=["container down"])
     assert details(down) == "container down"
     assert problem_line(down) == "[mpi_containers sim-dgx3] container down"
+
+
+def test_findings_lead_the_reports_and_name_themselves_in_junit():
+    from findings import with_findings
+    d = with_findings(doc(True), None)
+    assert d["schema_version"] == 4 and d["findings"]
+    top = d["findings"][0]
+    md = render_markdown(d)
+    assert md.index("## Findings") < md.index("## Problems") < md.index("## Checks")
+    assert "\n1. **%s** [%s]: %s\n" % (top["subject"], top["status"], top["summary"]) in md  # no subject: prefix
+    html = render_html(d)
+    assert html.index("<h2>Findings</h2>") < html.index("<h2>Problems</h2>") < html.index("<h2>All checks</h2>")
+    checker = Balance()
+    checker.feed(html)
+    assert not checker.errors and not checker.stack
+    junit = render_junit(d)
+    assert junit.splitlines()[1].startswith("<!-- finding F1 [")
+    root = ET.fromstring(junit)
+    messages = [e.get("message") for e in root.iter() if e.tag in ("failure", "error")]
+    assert messages and all(m.startswith("[F") for m in messages)
+    named = {m.split()[0][1:] for m in messages}
+    assert named == {f["id"] for f in d["findings"]}
+
+
+def test_no_findings_section_on_a_healthy_run():
+    from findings import with_findings
+    d = with_findings(build_results(base_results(True), None, profile()["expectations"], run_tags=["identity"]), None)
+    assert d["findings"] == [] and d["summary"]["fail"] == d["summary"]["error"] == 0
+    assert "## Findings" not in render_markdown(d) and "<h2>Findings</h2>" not in render_html(d)
+    assert "finding" not in render_junit(d)

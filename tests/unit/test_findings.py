@@ -1,0 +1,344 @@
+"""Root-cause findings (module_utils/findings.py): one finding per fault, every failed check under exactly one.
+
+The results are built the way a run builds them: ping failure lines in pod_ping_mesh's format towards the
+targets pod_derive.ping_targets plans, NFS problems in pod_nfs_verify's format for the mounts
+storage_plan.mount_plan plans, iperf/fio checks from pod_eval.evaluate_* on perf_sample's measurements,
+missing per-host results through stages.resolve_missing, on the simulator's inventory."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+from checks import CheckResult
+from findings import build_findings, finding_line, with_findings
+from findings_rules import pod_index
+from perf_sample import profile, sample_perf, sim_model
+from pod_derive import ping_targets
+from pod_eval import evaluate_fio, evaluate_iperf
+from pod_types import Pod
+from stages import resolve_missing
+from storage_plan import mount_plan
+
+EXP = profile()["expectations"]
+SHAPE = ["id", "host", "subject", "cause", "status", "root", "explains", "summary"]
+
+
+@pytest.fixture(scope="module")
+def pod():
+    p, hosts, groups = sim_model()
+    return Pod.from_hostvars(hosts, groups, p)
+
+
+@pytest.fixture(scope="module")
+def index(pod):
+    return pod_index(pod)
+
+
+def dgx(pod):
+    return [h.name for h in pod.dgx]
+
+
+def ping_line(me, t, detail="100% packet loss"):
+    """pod_ping_mesh's failure line."""
+    return "%s %s -> %s (%s) at MTU %s: %s" % (me, t["nic"], t["peer"], t["address"], t["mtu"], detail)
+
+
+def network(pod, host, own=(), unreachable=(), detail="100% packet loss"):
+    """A DGX's network check: its own kernel differences, then the pings that fail (to ``unreachable``
+    addresses, or all of them from a NIC named in ``own``)."""
+    bad_nics = {p.split()[0] for p in own}
+    fails = [ping_line(host, t, detail) for t in ping_targets(pod, host)
+             if t["address"] in unreachable or t["nic"] in bad_nics]
+    problems = ["kernel differs from the model: %s" % p for p in own] + fails
+    return {"check": "network", "host": host, "status": "fail" if problems else "pass", "problems": problems,
+            "pings": len(ping_targets(pod, host))}
+
+
+def nfs(pod, host, dead=(), detail="listing failed: ls did not finish within 15s"):
+    """A DGX's nfs_mounts check, the mounts from ``dead`` addresses failing as pod_nfs_verify says."""
+    mounts = mount_plan(pod, host)["mounts"]
+    problems = ["%s: %s from %s: %s" % (host, m["path"], m["ip"], detail) for m in mounts if m["ip"] in dead]
+    return {"check": "nfs_mounts", "host": host, "status": "fail" if problems else "pass", "mounts": len(mounts),
+            "problems": problems}
+
+
+def healthy(pod):
+    out = []
+    for h in dgx(pod):
+        out += [{"check": "identity", "host": h, "status": "pass", "hostname": h, "hostname_ok": True,
+                 "missing_nics": []}, network(pod, h), nfs(pod, h)]
+    return out
+
+
+def assert_partition(results, findings):
+    """Every failed or errored check is under exactly one finding; nothing else is."""
+    bad = sorted((c["check"], c["host"], c["status"]) for c in results if c["status"] in ("fail", "error"))
+    got = sorted((e["check"], e["host"], e["status"]) for f in findings for e in f["explains"])
+    assert got == bad
+    for f in findings:
+        assert list(f) == SHAPE
+        assert f["status"] in ("fail", "error")
+        assert f["root"] is None or {"check": f["root"]["check"], "host": f["root"]["host"]} in [
+            {"check": e["check"], "host": e["host"]} for e in f["explains"]]
+    assert [f["id"] for f in findings] == ["F%d" % (i + 1) for i in range(len(findings))]
+
+
+def test_healthy_run_has_no_findings(pod, index):
+    results = healthy(pod)
+    assert all(c["status"] == "pass" for c in results)
+    assert build_findings(results, index) == []
+
+
+def test_one_nic_at_mtu_1500_is_one_finding_explaining_the_pings_towards_it(pod, index):
+    results = healthy(pod)
+    victim = pod.host("sim-dgx2").nic("enp132s0")
+    for i, c in enumerate(results):
+        if c["check"] == "network":
+            own = ["enp132s0 mtu: 1500 -> 9000"] if c["host"] == "sim-dgx2" else ()
+            results[i] = network(pod, c["host"], own=own, unreachable={victim.address}, detail="message too long")
+        if c == nfs(pod, "sim-dgx2"):  # one read through that NIC times out
+            results[i] = nfs(pod, "sim-dgx2", dead={"198.18.66.211"})
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1
+    f = findings[0]
+    assert f["host"] == "sim-dgx2" and f["subject"] == "sim-dgx2 enp132s0 (sim-sw2 Ethernet2/1)"
+    assert f["root"] == {"check": "network", "host": "sim-dgx2"} and f["status"] == "fail"
+    assert f["cause"] == "MTU 1500, model 9000"
+    assert f["summary"] == ("sim-dgx2 enp132s0 (sim-sw2 Ethernet2/1): MTU 1500, model 9000 \u2014 explains 3 nodes' "
+                            "failed pings to sim-dgx2 and 1 nfs_mounts check")
+
+
+def test_a_switch_port_fault_names_the_nic_cabled_to_it_and_explains_its_pings(pod, index):
+    results = healthy(pod)
+    addr = pod.host("sim-dgx3").nic("enp139s0").address
+    for i, c in enumerate(results):
+        if c["check"] == "network" and c["host"] != "sim-dgx3":
+            results[i] = network(pod, c["host"], unreachable={addr})
+    # switch_eval's result for the port (its cause names the port and the host NIC on it)
+    results.append(CheckResult("switch_port_mtu", "sim-sw2 Ethernet7/1", "fail", expected=9000, measured=1500,
+                               unit="bytes", cause="sim-sw2 Ethernet7/1 (sim-dgx3 enp139s0): MTU 1500, model 9000",
+                               details={"compare": "= "}).to_dict())
+    results.append(CheckResult("switch_port_mtu", "sim-sw2 Ethernet6/1", "pass", expected=9000,
+                               measured=9000).to_dict())
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1 and findings[0]["host"] == "sim-sw2"  # the fault is on the switch
+    assert findings[0]["subject"] == "sim-sw2 Ethernet7/1 (sim-dgx3 enp139s0)"
+    assert findings[0]["cause"] == "MTU 1500, model 9000"
+    assert findings[0]["root"] == {"check": "switch_port_mtu", "host": "sim-sw2 Ethernet7/1"}
+    assert "3 nodes' failed pings to sim-dgx3" in findings[0]["summary"]
+
+
+def test_a_frozen_storage_node_is_named_with_its_addresses(pod, index):
+    dead = {n.address for n in pod.host("sim-isilon2").nics}
+    results = [c if c["check"] != "nfs_mounts" else nfs(pod, c["host"], dead=dead) for c in healthy(pod)]
+    assert sum(c["status"] == "fail" for c in results) == 4
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1
+    f = findings[0]
+    assert f["host"] == "sim-isilon2" and f["root"] is None
+    assert f["cause"].startswith("sim-isilon2 does not answer (addresses 198.18.5.212, 198.18.66.212): 4 DGX")
+    assert f["summary"].endswith("explains 4 nfs_mounts checks")
+
+
+def test_one_dgx_losing_a_mount_is_its_own_finding_not_the_storage_node(pod, index):
+    results = healthy(pod)
+    results[2] = dict(results[2], status="fail", problems=[
+        "sim-dgx1: not mounted (planned /mnt/isilon4 from 198.18.66.212)"])
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [(f["host"], f["subject"]) for f in findings] == [("sim-dgx1", "sim-dgx1")]
+    assert "not mounted" in findings[0]["cause"]
+
+
+def test_an_unreachable_dgx_explains_its_checks_and_everything_towards_it(pod, index):
+    addrs = {n.address for n in pod.host("sim-dgx4").nics}
+    base = [c for c in healthy(pod) if c["host"] != "sim-dgx4"]
+    base = [network(pod, c["host"], unreachable=addrs) if c["check"] == "network" else c for c in base]
+    base += [{"check": name, "host": "sim-dgx4", "tag": tag, "missing": True}
+             for name, tag in (("identity", "identity"), ("network", "network"), ("nfs_mounts", "storage"))]
+    results = resolve_missing(base)
+    perf = sample_perf(slow=None, fio_error_host=None)
+    tests = copy.deepcopy(perf["iperf"]["tests"])
+    for t in tests:
+        if "sim-dgx4" in (t["client"], t["server"]):
+            t.update(status="error", reason="sim-dgx4 unreachable", result=None)
+    results += [dict(c, status="skipped") if c.get("absolute") and c["status"] != "error" else c
+                for c in evaluate_iperf(tests, EXP)]  # simulated: the absolute checks are skipped
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    f = findings[0]
+    assert f["host"] == "sim-dgx4" and f["status"] == "error" and f["root"]["host"] == "sim-dgx4"
+    assert f["cause"].startswith("sim-dgx4 does not answer: no result: the host was unreachable")
+    hosts = {e["host"] for e in f["explains"]}
+    assert {"sim-dgx1", "sim-dgx2", "sim-dgx3", "sim-dgx4"} <= hosts  # its own checks and the others' pings
+    assert all("sim-dgx4" in e["host"] for e in f["explains"] if e["check"].startswith("iperf"))
+    assert len(findings) == 1
+
+
+def test_a_nic_slow_towards_storage_and_peers_is_named_across_test_kinds(pod, index):
+    """Issue 17: one DGX NIC shaped to ~2 Gbit: its storage pairs (and some DGX pairs) fail; one culprit."""
+    perf = sample_perf(slow=None, fio_error_host=None)
+    tests = copy.deepcopy(perf["iperf"]["tests"])
+    for t in tests:
+        if "sim-dgx2" in (t["client"], t["server"]) and t["fabric"] == "data-66":
+            factor = 0.5 if t["kind"] == "dgx-storage" else 0.7
+            for k in ("received_bps", "sent_bps"):
+                t["result"][k] *= factor
+    results = evaluate_iperf(tests, EXP)
+    results = [dict(c, status="skipped") if c.get("absolute") else c for c in results]  # simulated
+    failed = [c for c in results if c["status"] == "fail"]
+    assert {c["kind"] for c in failed} == {"dgx-dgx", "dgx-storage"} and len(failed) >= 3
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1
+    f = findings[0]
+    assert f["host"] == "sim-dgx2" and f["subject"] == "sim-dgx2 enp132s0" and f["root"] is None
+    assert "iperf dgx-dgx" in f["cause"] and "iperf dgx-storage" in f["cause"]
+
+
+def test_a_pod_wide_shortfall_is_one_finding_and_a_slow_nic_still_stands_out(pod, index):
+    perf = sample_perf(fio_error_host=None)  # 20 Gb/s on 100 Gb/s ports everywhere, sim-dgx3 data-12 at half
+    results = evaluate_iperf(perf["iperf"]["tests"], EXP)
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [(f["host"], f["subject"]) for f in findings] == [("pod", "pod iperf"), ("sim-dgx3", "sim-dgx3 enp12s0")]
+    assert findings[0]["cause"].startswith("40 of 40 iperf checks fail")
+    assert {e["check"] for e in findings[1]["explains"]} == {"iperf_relative"}
+
+
+def test_fio_and_nccl_slow_node_found_from_their_own_evaluators(pod, index):
+    perf = sample_perf(slow=None, fio_error_host=None)
+    for step in perf["fio"]["steps"]:
+        for h, r in step["results"].items():
+            if h == "sim-dgx3":
+                r["result"]["aggregate"]["read"]["bw_bytes"] *= 0.4
+    results = [dict(c, status="skipped") if c.get("absolute") else c
+               for c in evaluate_fio(perf["fio"]["steps"], perf["nodes"], perf["storage"], EXP)]
+    results.append(CheckResult("nccl_relative", "sim-dgx3<->sim-dgx1", "fail", expected=8.0, measured=3.0).to_dict())
+    results.append(CheckResult("nccl_relative", "sim-dgx2<->sim-dgx4", "pass", expected=8.0, measured=10.0).to_dict())
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1 and findings[0]["host"] == "sim-dgx3"
+    assert "fio" in findings[0]["cause"] and "nccl" in findings[0]["cause"]
+
+
+def test_a_gpu_fault_explains_the_nodes_own_checks_only(pod, index):
+    results = healthy(pod) + [
+        CheckResult("gpu_count", "sim-dgx3", "fail", expected=8, measured=7,
+                    cause="sim-dgx3: 7 GPUs, model 8 (GPU 00000000:8A:00.0 missing)").to_dict(),
+        CheckResult("nccl_relative", "sim-dgx3", "fail", expected=100.0, measured=60.0,
+                    cause="sim-dgx3 alone reaches 60% of the other nodes' median").to_dict(),
+        CheckResult("gpu_count", "sim-dgx1", "pass", expected=8, measured=8).to_dict(),
+        CheckResult("nccl_relative", "sim-dgx1<->sim-dgx3", "fail", expected=8.0, measured=3.0).to_dict(),
+        CheckResult("nccl_relative", "sim-dgx2<->sim-dgx4", "pass", expected=8.0, measured=10.0).to_dict(),
+        CheckResult("iperf_relative", "sim-dgx1<->sim-dgx3", "fail", expected=8.0, measured=3.0,
+                    details={"client": "sim-dgx1", "client_nic": "enp5s0", "server": "sim-dgx3",
+                             "server_nic": "enp5s0", "hosts": ["sim-dgx1", "sim-dgx3"]}).to_dict()]
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [f["subject"] for f in findings] == ["sim-dgx3", "sim-dgx1<->sim-dgx3 iperf_relative"]
+    assert findings[0]["root"] == {"check": "gpu_count", "host": "sim-dgx3"}
+    assert [e["check"] for e in findings[0]["explains"]] == ["gpu_count", "nccl_relative", "nccl_relative"]
+
+
+def test_unknown_check_names_are_their_own_findings_ordered_by_size_then_errors(pod, index):
+    results = healthy(pod) + [
+        {"check": "hosts_drift", "host": "sim-dgx2", "status": "fail", "cause": "/etc/hosts block differs"},
+        {"check": "nccl_env_drift", "host": "sim-dgx1", "status": "error", "reason": "cannot read nccl.env"},
+        {"check": "brand_new", "host": "pod", "status": "fail", "cause": "something"}]
+    dead = {n.address for n in pod.host("sim-isilon1").nics}
+    results = [nfs(pod, c["host"], dead=dead) if c["check"] == "nfs_mounts" else c for c in results]
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [f["subject"] for f in findings] == ["sim-isilon1", "sim-dgx1 nccl_env_drift", "pod brand_new",
+                                                "sim-dgx2 hosts_drift"]
+    assert findings[1]["status"] == "error" and findings[1]["cause"] == "cannot read nccl.env"
+    assert finding_line(findings[3]) == "F4 [fail] sim-dgx2 hosts_drift: /etc/hosts block differs (1 check)"
+
+
+def test_without_a_pod_index_every_check_still_has_one_finding(pod):
+    results = [c if c["check"] != "nfs_mounts" else nfs(pod, c["host"], dead={"198.18.66.212"}) for c in healthy(pod)]
+    results += resolve_missing([{"check": "identity", "host": "sim-dgx9", "tag": "identity", "missing": True}])
+    findings = build_findings(results, None)
+    assert_partition(results, findings)
+    assert [(f["host"], f["status"], len(f["explains"])) for f in findings] == [
+        ("198.18.66.212", "fail", 4), ("sim-dgx9", "error", 1)]
+    assert findings[0]["cause"].startswith("the node at does not answer (address 198.18.66.212): 4 DGX")
+
+
+def test_with_findings_puts_them_before_the_checks_in_schema_4(pod, index):
+    doc = {"schema_version": 3, "pod": "p", "summary": {}, "checks": [
+        {"check": "x", "host": "sim-dgx1", "status": "fail", "cause": "c"}], "measurements": {}}
+    out = with_findings(doc, index)
+    assert list(out) == ["schema_version", "pod", "summary", "findings", "checks", "measurements"]
+    assert out["schema_version"] == 4 and out["findings"][0]["explains"] == [
+        {"check": "x", "host": "sim-dgx1", "status": "fail"}]
+
+
+def test_wrong_address_and_qos_lines_are_the_nodes_own_faults(pod, index):
+    """nic_state's diff lines carry addresses and an arrow too: they are not pings to someone."""
+    results = healthy(pod)
+    own = ["enp12s0 address: 198.18.12.99/24 -> (absent)", "enp12s0 address: (absent) -> 198.18.12.13/24"]
+    addr = pod.host("sim-dgx3").nic("enp12s0").address
+    for i, c in enumerate(results):
+        if c["check"] == "network":
+            results[i] = network(pod, c["host"], own=own if c["host"] == "sim-dgx3" else (), unreachable={addr})
+    assert results[1]["check"] == "network" and results[1]["host"] == "sim-dgx1"
+    results[1]["problems"].append("enp5s0 (mlx5_0): QoS trust pcp, model dscp")  # rdma_problems' line
+    results[1]["status"] = "fail"
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [(f["host"], f["subject"]) for f in findings] == [
+        ("sim-dgx3", "sim-dgx3 enp12s0 (sim-sw1 Ethernet7/1)"), ("sim-dgx1", "sim-dgx1 enp5s0 (sim-sw1 Ethernet1/1)")]
+    assert findings[0]["cause"] == "address 198.18.12.99/24, model (absent); address (absent), model 198.18.12.13/24"
+    # sim-dgx1's network check shows a fault of its own: it stays under that one (each check under one finding)
+    assert findings[0]["summary"].endswith("explains 2 nodes' failed pings to sim-dgx3")
+    assert findings[1]["cause"] == "enp5s0 (mlx5_0): QoS trust pcp, model dscp"
+    assert findings[1]["explains"] == [{"check": "network", "host": "sim-dgx1", "status": "fail"}]
+
+
+def test_mounts_missing_on_two_dgx_are_not_a_storage_node_that_does_not_answer(pod, index):
+    results = healthy(pod)
+    for i in (2, 5):
+        h = results[i]["host"]
+        results[i] = dict(results[i], status="fail", problems=["%s: not mounted (planned /mnt/isilon4 from %s)" % (
+            h, mount_plan(pod, h)["mounts"][-1]["ip"])])
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [f["subject"] for f in findings] == ["sim-dgx1", "sim-dgx2"]
+
+
+def test_a_frozen_storage_node_explains_the_fio_errors_too(pod, index):
+    dead = {n.address for n in pod.host("sim-isilon1").nics}
+    results = [c if c["check"] != "nfs_mounts" else nfs(pod, c["host"], dead=dead) for c in healthy(pod)]
+    perf = sample_perf(slow=None, fio_error_host=None)
+    steps = copy.deepcopy(perf["fio"]["steps"][-1:])
+    for h in steps[0]["results"]:
+        steps[0]["results"][h] = {"status": "error", "reason": "/mnt/isilon1/fio did not answer within 15s",
+                                  "result": {}}
+    results += evaluate_fio(steps, perf["nodes"], perf["storage"], EXP)
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1 and findings[0]["host"] == "sim-isilon1" and findings[0]["status"] == "error"
+    assert {e["check"] for e in findings[0]["explains"]} == {"nfs_mounts", "fio_read", "fio_relative", "fio_scaling"}
+
+
+def test_a_nic_whose_only_failures_are_its_storage_pairs_is_the_culprit(pod, index):
+    """Issue 17's 2 Gbit case: its DGX<->DGX tests pass, its two DGX<->storage tests fail, each saying 'only
+    this pair is slow'; the same NIC is in both, so the NIC is named."""
+    perf = sample_perf(slow=None, fio_error_host=None)
+    tests = copy.deepcopy(perf["iperf"]["tests"])
+    for t in tests:
+        if t["client"] == "sim-dgx2" and t["kind"] == "dgx-storage" and t["fabric"] == "data-66":
+            for k in ("received_bps", "sent_bps"):
+                t["result"][k] *= 0.5
+    results = [dict(c, status="skipped") if c.get("absolute") else c for c in evaluate_iperf(tests, EXP)]
+    failed = [c for c in results if c["status"] == "fail"]
+    assert {c["kind"] for c in failed} == {"dgx-storage"} and len(failed) == 2
+    assert all("only this pair is slow" in c["cause"] for c in failed)
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert [(f["host"], f["subject"]) for f in findings] == [("sim-dgx2", "sim-dgx2 enp132s0")]
