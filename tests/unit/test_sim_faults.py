@@ -317,6 +317,37 @@ def test_deploy_files_are_kept_and_written_back_exactly(tmp_path):
           "/etc/dgxpod/nccl.env"], env)]
 
 
+FSTAB = ("UUID=1234-abcd / ext4 errors=remount-ro 0 1\n/mnt/isilon2 /srv/bind none bind 0 0\n"
+         "# BEGIN dgxpod nfs_client (managed by the pod toolkit: edit the inventory, not these lines)\n"
+         "nfs://198.18.66.211/ifs /mnt/isilon1 fuse.podsim-nfs rsize=524288,wsize=524288,nolock 0 0\n"
+         "nfs://198.18.5.212/ifs /mnt/isilon2 fuse.podsim-nfs rsize=524288,wsize=524288,nolock 0 0\n"
+         "# END dgxpod nfs_client\n")
+
+
+def test_fstab_option_changed_edits_one_managed_line_and_is_put_back_exactly(tmp_path):
+    ctx = FakeCtx(tmp_path, lambda argv: ("600\n" + FSTAB) if "stat -c %a /etc/fstab" in argv[-1] else "")
+    fl.inject(ctx, "fstab_option_changed")
+    fl.inject(ctx, "fstab_option_changed")  # a second inject keeps the healthy snapshot
+    fl.clear(ctx, "fstab_option_changed")
+    writes = [c for c in ctx.cmds if c[1] is not None]
+    changed = FSTAB.replace("/mnt/isilon2 fuse.podsim-nfs rsize=524288,wsize=524288,nolock",
+                            "/mnt/isilon2 fuse.podsim-nfs rsize=65536,wsize=524288,nolock")
+    assert writes == [([PODSIM, "exec", "sim-dgx3", "--", "sh", "-c", "cat > /etc/fstab"], changed)] * 2 + [
+        ([PODSIM, "exec", "sim-dgx3", "--", "sh", "-c", "cat > /etc/fstab && chmod 600 /etc/fstab"], FSTAB)]
+    assert fl.BY_NAME["fstab_option_changed"].checks == ("drift_fstab",)
+
+
+def test_fstab_with_changed_option_touches_only_the_managed_line():
+    out = fl.fstab_with_changed_option(FSTAB, "/mnt/isilon1", "timeo", "14")  # an option not there is added
+    assert out.splitlines()[3] == "nfs://198.18.66.211/ifs /mnt/isilon1 fuse.podsim-nfs rsize=524288,wsize=524288," \
+                                  "nolock,timeo=14 0 0"
+    assert [a for a, b in zip(out.splitlines(), FSTAB.splitlines(), strict=True) if a != b] == [out.splitlines()[3]]
+    with pytest.raises(ValueError, match="no managed line for /mnt/isilon9"):
+        fl.fstab_with_changed_option(FSTAB, "/mnt/isilon9", "rsize", "1")
+    with pytest.raises(ValueError, match="no managed line"):  # outside the block is the owner's, never edited
+        fl.fstab_with_changed_option(FSTAB.split("# BEGIN")[0], "/mnt/isilon2", "rsize", "1")
+
+
 def test_hosts_with_changed_entry_changes_only_the_named_lines():
     text = "127.0.0.1 localhost\n198.18.5.13 sim-dgx3 # data\n198.18.5.113 sim-dgx30\n::1 ip6-localhost\n"
     want = text.replace("198.18.5.13 sim-dgx3 ", "198.18.5.113 sim-dgx3 ")
