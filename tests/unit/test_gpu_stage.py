@@ -209,6 +209,22 @@ def test_a_deployment_failure_names_only_the_gpu_dcgm_names(tmp_path):
     assert "0,1" not in dcgm[0]["cause"]
 
 
+def test_the_ecc_faults_top_finding_names_gpu_2_only(tmp_path):
+    """The drill's gpu_ecc fault (ecc=2 on sim-dgx2) as the report's findings show it: one finding for the
+    node, DCGM's Page Retirement failure on GPU 2, explaining the ECC and page-retirement checks of GPU 2."""
+    from findings import build_findings
+    checks = run_eval(pod(tmp_path, ["ecc=2"], level=1))
+    index = {"pod": "sim", "dgx": ["sim-dgx1", "sim-dgx2"], "storage": [], "switches": [],
+             "nics": {"sim-dgx1": [], "sim-dgx2": []}}
+    findings = build_findings(checks, index)
+    assert len(findings) == 1 and findings[0]["host"] == "sim-dgx2"
+    top = findings[0]
+    assert {e["check"] for e in top["explains"]} == {"gpu_dcgm_diag", "gpu_ecc", "gpu_memory_retirement"}
+    assert "'Page Retirement' FAIL on GPU(s) 2: Pending page retirements together with a DBE were detected on " \
+           "GPU 2." in top["summary"]
+    assert "0,1" not in top["summary"] and "GPUs 0" not in top["summary"]
+
+
 def test_dcgm_absent_is_skipped_and_a_dcgm_crash_is_an_error(tmp_path):
     m = pod(tmp_path, dcgm=False)
     assert {c["status"] for c in run_eval(m) if c["check"] == "gpu_dcgm_diag"} == {"skipped"}
