@@ -13,7 +13,7 @@ from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, rdma_pro
 from pod_derive import link_layer_mismatch, unsupported_port_modes  # noqa: E402
 from pod_types import Pod  # noqa: E402
 from pod_model import MODEL_VARS  # noqa: E402
-from storage_plan import mount_plan  # noqa: E402
+from storage_plan import FSTAB_BEGIN, FSTAB_END, fstab_block, mount_plan  # noqa: E402
 from findings_rules import pod_index  # noqa: E402
 from scale_plan import verbs_ports  # noqa: E402
 
@@ -111,6 +111,14 @@ def pod_nfs_mount_plan(host, hostvars, groups, pod, profile_nfs=None, client="ke
     return mount_plan(_whole_pod(hostvars, groups, pod), host, profile_nfs or {}, client, fuse_helper or "")
 
 
+def pod_nfs_fstab_block(mounts):
+    """The managed /etc/fstab block library/pod_nfs_mounts.py writes for a mount plan, as the keys of a drift
+    entry (library/pod_drift.py ``files``): the lines (``block``) between its BEGIN and END lines
+    (``marker`` ``{mark}`` = the whole line; module_utils/storage_plan.py holds both and the line format)."""
+    return {"marker": "{mark}", "marker_begin": FSTAB_BEGIN, "marker_end": FSTAB_END,
+            "block": fstab_block(list(mounts or []))}
+
+
 def pod_findings_index(hostvars, groups, pod):
     """The pod index the report's root-cause findings read (module_utils/findings_rules.py pod_index): every
     DGX's and storage node's NICs (address, fabric, switch port) and the switch names."""
@@ -148,5 +156,5 @@ class FilterModule:
                 "pod_findings_index": pod_findings_index, "pod_pfc_bit": pod_pfc_bit,
                 "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,
                 "pod_unsupported_port_modes": pod_unsupported_port_modes,
-                "pod_nfs_mount_plan": pod_nfs_mount_plan,
+                "pod_nfs_mount_plan": pod_nfs_mount_plan, "pod_nfs_fstab_block": pod_nfs_fstab_block,
                 "pod_scale_verbs_ports": pod_scale_verbs_ports}

@@ -103,10 +103,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.storage_plan import mounted_now
-
-BEGIN = "# BEGIN dgxpod nfs_client (managed by the pod toolkit: edit the inventory, not these lines)"
-END = "# END dgxpod nfs_client"
+from ansible.module_utils.storage_plan import FSTAB_BEGIN as BEGIN
+from ansible.module_utils.storage_plan import FSTAB_END as END
+from ansible.module_utils.storage_plan import fstab_line, mounted_now
 
 
 def split_fstab(text):
@@ -132,7 +131,7 @@ def render_fstab(before, entries, after):
     lines = list(before)
     if entries:
         lines.append(BEGIN)
-        lines += ["%s %s %s %s 0 0" % e for e in entries]
+        lines += [fstab_line(e) for e in entries]
         lines.append(END)
     lines += after
     return "".join(line + "\n" for line in lines)
@@ -260,8 +259,8 @@ def main():
     if fstab_changes and not to_mount and not to_unmount:
         actions.append("record the managed mounts in %s" % p["fstab"])
     changed = bool(actions)
-    diff = {"before": "".join("%s %s %s %s 0 0\n" % e for e in block),
-            "after": "".join("%s %s %s %s 0 0\n" % e for e in want_entries),
+    diff = {"before": "".join(fstab_line(e) + "\n" for e in block),
+            "after": "".join(fstab_line(e) + "\n" for e in want_entries),
             "before_header": p["fstab"] + " (managed block)", "after_header": p["fstab"] + " (managed block)"}
     result = dict(changed=changed, actions=actions, mounted=[], unmounted=[], failed_mounts=[], diff=diff)
     if module.check_mode or not changed:

@@ -250,12 +250,15 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
         for t in dcgm["result"]["tests"]:
             for r in t["results"]:
                 if r["status"] in ("fail", "warn"):
+                    # a Deployment test's result covers every GPU: name the one(s) DCGM's message names
+                    gpus = r.get("failing") or r["gpus"]
                     fails.append(CheckResult(
                         "gpu_dcgm_diag", node, "fail", expected="pass", measured=r["status"], source=SRC_DCGM,
-                        cause="%s: DCGM %s test '%s' %s on GPU(s) %s: %s" % (
-                            node, t.get("category"), t["name"], r["status"].upper(), r["gpus"],
+                        cause="%s: DCGM %s test '%s' %s on %s: %s" % (
+                            node, t.get("category"), t["name"], r["status"].upper(),
+                            ("GPU(s) %s" % gpus) if gpus else "the node (DCGM names no GPU)",
                             "; ".join(r["warnings"] + r["info"]) or "no reason given"),
-                        details={"gpu": r["gpus"], "test": t["name"], "level": dcgm.get("level")}))
+                        details={"gpu": gpus, "test": t["name"], "level": dcgm.get("level")}))
         out += fails or [CheckResult("gpu_dcgm_diag", node, "pass", expected="pass", source=SRC_DCGM,
                                      measured="%d tests pass (level %s)" % (len(dcgm["result"]["tests"]),
                                                                           dcgm.get("level")))]

@@ -247,6 +247,24 @@ def effective_mounts(proc_mounts: str, mount_table: str = "") -> Dict[str, Dict[
     return now
 
 
+# The block of /etc/fstab the nfs_client role owns (library/pod_nfs_mounts.py writes it; validate.yml --tags
+# drift compares it): one line per planned mount between these two lines.
+FSTAB_BEGIN = "# BEGIN dgxpod nfs_client (managed by the pod toolkit: edit the inventory, not these lines)"
+FSTAB_END = "# END dgxpod nfs_client"
+
+
+def fstab_line(entry: Any) -> str:
+    """One managed fstab line of a planned mount ({src, path, fstype, opts} or that tuple)."""
+    if isinstance(entry, dict):
+        entry = (entry["src"], entry["path"], entry["fstype"], entry["opts"])
+    return "%s %s %s %s 0 0" % tuple(entry)
+
+
+def fstab_block(mounts: List[Dict[str, Any]]) -> str:
+    """The managed fstab block's lines for a mount plan (no markers, no final newline); "" for no mounts."""
+    return "\n".join(fstab_line(m) for m in mounts)
+
+
 def _read(path: str) -> str:
     try:
         with open(path) as fh:

@@ -39,6 +39,8 @@ LAYERS = ("host-network", "roce-qos", "storage-client", "storage-server", "switc
 MPI_CONTAINER = "dgxpod-mpi"
 NCCL_ENV = "/etc/dgxpod/nccl.env"
 HOSTS = "/etc/hosts"
+FSTAB = "/etc/fstab"
+FSTAB_MARKERS = ("# BEGIN dgxpod nfs_client", "# END dgxpod nfs_client")  # module_utils/storage_plan.py FSTAB_*
 PFC_PRIORITY = 3  # roles/dgx_network/defaults/main.yml dgx_network_pfc_priority (the sim keeps the default)
 
 
@@ -424,6 +426,40 @@ def _hosts_inject(ctx, node, rec):
     ctx.run(sh(node, "cat > %s" % HOSTS), input=new)
 
 
+def fstab_with_changed_option(text: str, mount_point: str, option: str, value: str) -> str:
+    """/etc/fstab with one option of the managed line of ``mount_point`` set to ``value`` (as an admin
+    would edit it by hand); lines outside the nfs_client block and the other mounts stay as they are.
+    ValueError when the block has no line for that mount point (nothing to change: the fault would not
+    be injected)."""
+    out, inside, done = [], False, False
+    for line in text.splitlines(True):
+        if line.startswith(FSTAB_MARKERS[0]):
+            inside = True
+        elif line.startswith(FSTAB_MARKERS[1]):
+            inside = False
+        words = line.split()
+        if inside and len(words) >= 4 and words[1] == mount_point and not done:
+            opts = words[3].split(",")
+            names = [o.split("=", 1)[0] for o in opts]
+            if option in names:  # changed in place, as an edit by hand would
+                opts[names.index(option)] = "%s=%s" % (option, value)
+            else:
+                opts.append("%s=%s" % (option, value))
+            words[3] = ",".join(opts)
+            line = " ".join(words) + "\n"
+            done = True
+        out.append(line)
+    if not done:
+        raise ValueError("%s: no managed line for %s between %s and %s" % (FSTAB, mount_point, *FSTAB_MARKERS))
+    return "".join(out)
+
+
+def _fstab_inject(ctx, node, rec):
+    _file_keep(ctx, node, FSTAB, rec)
+    new = fstab_with_changed_option(rec["file"]["text"], "/mnt/isilon2", "rsize", "65536")
+    ctx.run(sh(node, "cat > %s" % FSTAB), input=new)
+
+
 def _nccl_env_inject(ctx, node, rec):
     _file_keep(ctx, node, NCCL_ENV, rec)
     ctx.run(in_node(node, "rm", "-f", NCCL_ENV))
@@ -508,6 +544,9 @@ def _catalogue() -> Tuple[Fault, ...]:
               _hosts_inject, _file_restore),
         Fault("nccl_env_deleted", "deploy-files", "sim-dgx4", "/etc/dgxpod/nccl.env deleted",
               ("drift",), ("drift_nccl_env",), ("nccl.env",), _nccl_env_inject, _file_restore),
+        Fault("fstab_option_changed", "deploy-files", "sim-dgx3", "/etc/fstab: the managed line of /mnt/isilon2 "
+              "edited by hand (rsize=65536)", ("drift",), ("drift_fstab",), ("/etc/fstab", "fstab"),
+              _fstab_inject, _file_restore),
         Fault("dgx_unreachable", "reachability", "sim-dgx4", "sshd frozen (SIGSTOP), open sessions ended",
               ("identity",), ("identity",), ("does not answer", "unreachable", "timed out", "timeout"),
               _sshd_freeze, _continue_daemon("sshd")),

@@ -3,7 +3,7 @@
 
 The simulator has no GPUs, no DCGM and no OFED. These stand-ins play, inside simulated DGX-1 nodes only,
 ``nvidia-smi -q -x``, ``nvidia-smi nvlink -s`` / ``-e``, ``nvidia-smi topo -m`` (called through the
-``nvidia-smi`` stand-in of podsim_hw.py), ``dcgmi diag -r N -j`` (a symlink to this
+``nvidia-smi`` stand-in of podsim_hw.py), ``dcgmi diag -r N [-j]`` (a symlink to this
 file). They print the real tools' formats of the 004 pod's era (driver 418, DCGM 2.x) from
 the node's state (/etc/podsim/hardware.json, the ``gpus`` list of podsim_hw.py) and its injected faults
 (``gpu_faults`` in the same file, set from the host with ``sim/podsim gpu NODE --fault K=V`` / ``--clear``):
@@ -287,46 +287,115 @@ def render_topo(state: dict) -> str:
 
 LEVEL1 = ("Blacklist", "NVML Library", "CUDA Main Library", "Permissions and OS-related Blocks", "Persistence Mode",
           "Environmental Variables", "Page Retirement", "Graphics Processes", "Inforom")
+# The per-GPU tests: (category, JSON name, the name dcgmi's table prints, first level that runs it), in DCGM's
+# plugin order (dcgm_structs.h DCGM_*_INDEX) - the JSON lists them in that order inside each category.
+PER_GPU = (("Integration", "PCIe", "pcie", 2), ("Hardware", "GPU Memory", "GPU Memory", 3),
+           ("Hardware", "Diagnostic", "diagnostic", 3), ("Stress", "SM Stress", "sm_stress", 3),
+           ("Stress", "Targeted Stress", "targeted_stress", 3), ("Stress", "Targeted Power", "targeted_power", 3),
+           ("Stress", "Memory Bandwidth", "memory_bandwidth", 3))
+# DCGM 2.1 dcgm_errors.h messages (``_MSG`` then a space and ``_NEXT``, as DcgmError::SetFullError joins them)
+MSG_PERSISTENCE = ("Persistence mode for GPU %d is currently disabled. The DCGM diagnostic requires peristence mode "
+                   "to be enabled. Enable persistence mode by running \"nvidia-smi -i <gpuId> -pm 1 \" as root.")
+MSG_DBE_PENDING = ("Pending page retirements together with a DBE were detected on GPU %d. Drain the GPU and reset it "
+                   "or reboot the node to resolve this issue.")
+MSG_PCIE_WIDTH = ("GPU %d is running at PCI link width %dX, which is below the minimum allowed link generation of %d "
+                  "(parameter '%s')")
+
+
+def diag_results(state: dict, level: int) -> list:
+    """[(category, name, table name, [(gpu index or None, 'Pass'|'Fail', message or '')])]: what DCGM decides
+    on this node. A Deployment test has one result for the whole node (gpu None): DCGM names the GPU only in
+    its message."""
+    s = _with_phys(state)
+    out = []
+    for name in LEVEL1:
+        msgs = []
+        if name == "Persistence Mode":
+            msgs = [MSG_PERSISTENCE % g["index"] for g in s["gpus"] if _fault_on(state, "persistence_off", g)]
+        elif name == "Page Retirement":  # the ecc fault: 2 volatile DBEs and a pending retirement
+            msgs = [MSG_DBE_PENDING % g["index"] for g in s["gpus"] if _fault_on(state, "ecc", g)]
+        # one message per test (dcgmDiagTestResult_v2.error holds one); DCGM keeps the last one written
+        out.append(("Deployment", name, name, [(None, "Fail" if msgs else "Pass", msgs[-1] if msgs else "")]))
+    for cat, name, table_name, first in PER_GPU:
+        if level < first:
+            continue
+        rows = []
+        for g in s["gpus"]:
+            msg = ""
+            if name == "PCIe" and _fault_on(state, "pcie_x8", g):
+                msg = MSG_PCIE_WIDTH % (g["index"], 8, 16, "min_pci_width")
+            rows.append((g["index"], "Fail" if msg else "Pass", msg))
+        out.append((cat, name, table_name, rows))
+    return out
 
 
 def render_dcgmi_diag(state: dict, level: int) -> str:
-    """DCGM 2.x ``dcgmi diag -r N -j``: the Deployment tests at every level; PCIe (Integration) and the
-    Hardware/Stress tests from level 2/3. Faults show as FAIL with DCGM's wording."""
-    s = _with_phys(state)
-    ids = ",".join(str(g["index"]) for g in s["gpus"])
-    tests = []
-    for name in LEVEL1:
-        result = {"gpu_ids": ids, "status": "PASS"}
-        bad = []
-        if name == "Persistence Mode":
-            bad = [g for g in s["gpus"] if _fault_on(state, "persistence_off", g)]
-            msg = "Persistence mode for GPU %d is currently disabled. The DCGM diagnostic requires peristence mode " \
-                  "to be enabled. Enable persistence mode by running \"nvidia-smi -i <gpuId> -pm 1 \" as root."
-        elif name == "Page Retirement":
-            bad = [g for g in s["gpus"] if _fault_on(state, "ecc", g)]
-            msg = "A pending retired page has been detected in GPU %d. Drain the GPU and reset it or reboot the node."
-        if bad:
-            result = {"gpu_ids": ids, "status": "FAIL",
-                      "warnings": [{"warning": msg % g["index"], "error_id": 25} for g in bad]}
-        tests.append({"name": name, "results": [result]})
-    cats = [{"category": "Deployment", "tests": tests}]
-    if level >= 2:
-        pcie = []
-        for g in s["gpus"]:
-            r = {"gpu_ids": str(g["index"]), "status": "PASS"}
-            if _fault_on(state, "pcie_x8", g):
-                r = {"gpu_ids": str(g["index"]), "status": "FAIL", "warnings": [{
-                    "warning": "GPU %d is running at PCI link width 8X, which is below the minimum allowed link "
-                               "width of 16X (parameter 'min_pci_width')" % g["index"], "error_id": 63}]}
-            pcie.append(r)
-        cats.append({"category": "Integration", "tests": [{"name": "PCIe", "results": pcie}]})
-    if level >= 3:
-        for cat, names in (("Hardware", ("GPU Memory", "Diagnostic")),
-                           ("Stress", ("Targeted Stress", "Targeted Power", "Memory Bandwidth", "SM Stress"))):
-            cats.append({"category": cat, "tests": [
-                {"name": n, "results": [{"gpu_ids": str(g["index"]), "status": "PASS"} for g in s["gpus"]]}
-                for n in names]})
-    return json.dumps({"DCGM GPU Diagnostic": {"test_categories": cats, "version": "2.0.10"}}, indent=4) + "\n"
+    """DCGM 2.1 ``dcgmi diag -r N -j`` as dcgmi/Diag.cpp (HelperJsonBuildOutput) writes it with JsonCpp's
+    styled writer (keys sorted, 3-space indent, ``"key" : value``): the Deployment results carry no
+    ``gpu_ids`` and a ``warnings`` string; the per-GPU tests one result per GPU (``gpu_ids`` "N"); status
+    ``Pass | Fail | Skip``; categories Deployment, Integration, Hardware, Stress; no version (3.x adds one)."""
+    cats: dict = {}
+    for cat, name, _, rows in diag_results(state, level):
+        results = []
+        for gpu, status, msg in rows:
+            r = {"status": status}
+            if gpu is not None:
+                r["gpu_ids"] = str(gpu)
+            if msg:
+                r["warnings"] = msg
+            results.append(r)
+        cats.setdefault(cat, []).append({"name": name, "results": results})
+    doc = {"DCGM GPU Diagnostic": {"test_categories": [
+        {"category": c, "tests": cats[c]} for c in ("Deployment", "Integration", "Hardware", "Stress") if c in cats]}}
+    return json.dumps(doc, indent=3, sort_keys=True, separators=(",", " : ")) + "\n"
+
+
+_ROW = "| %-25s | %-46s |\n"
+_RULE = "+---------------------------+------------------------------------------------+\n"
+_SECTION = {"Deployment": "|-----  Deployment  --------+------------------------------------------------|\n",
+            "Integration": "+-----  Integration  -------+------------------------------------------------+\n",
+            "Hardware": "+-----  Hardware  ----------+------------------------------------------------+\n",
+            "Stress": "+-----  Stress  ------------+------------------------------------------------+\n"}
+
+
+def _wrapped(label: str, text: str) -> str:
+    """Diag::DisplayVerboseInfo: the message cut into 45-character pieces, the label on the first."""
+    return "".join(_ROW % (label if pos == 0 else "", text[pos:pos + 45]) for pos in range(0, len(text), 45))
+
+
+def _gpu_list(word: str, ids: list) -> str:
+    return "%s - GPU%s%s" % (word, ": " if len(ids) == 1 else "s: ", ", ".join(str(i) for i in ids))
+
+
+def render_dcgmi_table(state: dict, level: int) -> str:
+    """DCGM 2.1 ``dcgmi diag -r N`` (no -j): the table of dcgmi/Diag.cpp. Deployment rows say Pass/Fail with
+    an ``Error`` row (DCGM's message, naming the GPU); a per-GPU test says ``Pass - All`` or ``Pass - GPUs:
+    0, 1, 3 ...`` and ``Fail - GPU: 2`` with a ``Warning`` row per failed GPU."""
+    out = ["Successfully ran diagnostic for group.\n", _RULE, _ROW % ("Diagnostic", "Result"),
+           _RULE.replace("-", "=")]
+    shown = set()
+    for cat, _, table_name, rows in diag_results(state, level):
+        if cat not in shown:
+            out.append(_SECTION[cat])
+            shown.add(cat)
+        if cat == "Deployment":
+            _, status, msg = rows[0]
+            out.append(_ROW % (table_name, status))
+            if msg:
+                out.append(_wrapped("Error", msg))
+            continue
+        passed = [g for g, st, _ in rows if st == "Pass"]
+        failed = [g for g, st, _ in rows if st == "Fail"]
+        if not failed:
+            out.append(_ROW % (table_name, "Pass - All"))
+            continue
+        if not passed:
+            out.append(_ROW % (table_name, "Fail - All"))
+        else:
+            out += [_ROW % (table_name, _gpu_list("Pass", passed)), _ROW % ("", _gpu_list("Fail", failed))]
+        out += [_wrapped("Warning", msg) for _, _, msg in rows if msg]
+    out.append(_RULE)
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------- node files
@@ -411,12 +480,8 @@ def main(argv: list[str]) -> int:
     except OSError:
         sys.stderr.write("Error: Unable to connect to host engine. Host engine connection invalid/disconnected.\n")
         return 1
-    text = render_dcgmi_diag(state, level)
-    if "-j" not in args:
-        text = "".join("%-40s %s\n" % (t["name"], t["results"][0]["status"].capitalize())
-                       for c in json.loads(text)["DCGM GPU Diagnostic"]["test_categories"] for t in c["tests"])
-    sys.stdout.write(text)
-    failed = '"FAIL"' in text or "Fail" in text
+    sys.stdout.write(render_dcgmi_diag(state, level) if "-j" in args else render_dcgmi_table(state, level))
+    failed = any(st == "Fail" for _, _, _, rows in diag_results(state, level) for _, st, _ in rows)
     return 1 if failed else 0
 
 

@@ -44,7 +44,7 @@ def test_gpu_health_passes_then_names_each_injected_fault(converged):
         assert "sim-dgx1: no GPUDirect RDMA peer-memory module" in failed[("gpu_peermem", "sim-dgx1", None)]
         assert "sim-dgx2 GPU 2 (00000000:0A:00.0): 2 volatile uncorrectable ECC" in failed[("gpu_ecc", "sim-dgx2", 2)]
         assert "page retirement is pending" in failed[("gpu_memory_retirement", "sim-dgx2", 2)]
-        assert "'Page Retirement' FAIL" in failed[("gpu_dcgm_diag", "sim-dgx2", "0,1,2,3,4,5,6,7")]
+        assert "'Page Retirement' FAIL on GPU(s) 2: " in failed[("gpu_dcgm_diag", "sim-dgx2", "2")]
         assert "sim-dgx3 GPU 3 (00000000:0B:00.0): link(s) 4 inactive" in failed[("gpu_nvlink", "sim-dgx3", 3)]
         assert "sim-dgx4 GPU 5 (00000000:86:00.0): PCIe link x8" in failed[("gpu_pcie_link", "sim-dgx4", 5)]
         assert len(failed) == 7, failed

@@ -2,8 +2,9 @@
 dir, inside `unshare -n`, the sim inventory's model): the roles write their files (dgx_network's deploy
 tasks with the NIC changes, RDMA and verification off; ngc_container's key stage), the drift stage finds
 them as deployed, then names the node, the file and the difference for a changed /etc/hosts line, a deleted
-nccl.env and a container on the wrong image; re-running the deploy puts the files back (and changes nothing
-the second time); a node that misses a run keeps its pinned key even when the controller forgot it.
+nccl.env, an fstab mount option changed by hand and a container on the wrong image; re-running the deploy puts
+the files back (and changes nothing the second time); a node that misses a run keeps its pinned key even when
+the controller forgot it.
 (One test function: each ansible-playbook run costs seconds.)"""
 from __future__ import annotations
 
@@ -52,6 +53,17 @@ DATA_MOUNTS = """
         src: "%s/roles/nfs_client/templates/data-mounts.j2"
         dest: "{{ nfs_client_mounts_list }}"
         mode: "0644"
+    - name: An fstab with the owner's lines and the managed block (library/pod_nfs_mounts.py's lines)
+      ansible.builtin.copy:
+        content: |
+          UUID=1234-abcd / ext4 errors=remount-ro 0 1
+          {{ b.marker_begin }}
+          {{ b.block }}
+          {{ b.marker_end }}
+        dest: "{{ nfs_client_fstab }}"
+        mode: "0644"
+      vars:
+        b: "{{ nfs_client_plan.mounts | pod_nfs_fstab_block }}"
 """ % ROOT
 
 VALIDATE = """
@@ -92,7 +104,7 @@ def _setup(tmp_path):
         "dgx_network_renderer": "ifupdown", "dgx_network_ifupdown_file": d + "/interfaces.d/60-dgxpod",
         "dgx_network_netplan_file": d + "/netplan/60-dgxpod.yaml", "dgx_network_hosts_file": d + "/hosts",
         "dgx_network_nccl_env_file": d + "/dgxpod/nccl.env", "dgx_network_roce_script": d + "/dgxpod/roce-qos.sh",
-        "nfs_client_mounts_list": d + "/dgxpod/data-mounts",
+        "nfs_client_mounts_list": d + "/dgxpod/data-mounts", "nfs_client_fstab": d + "/fstab",
         "ngc_container_host_key_dir": d + "/container-ssh", "ngc_container_secrets_dir": str(tmp_path / "secrets"),
         "ngc_container_engine": str(engine), "ngc_container_engine_args": ["{{ inventory_hostname }}"],
         "ngc_container_image": "dgxpod/pytorch-mpi:test",
@@ -141,7 +153,7 @@ def test_drift_finds_what_changed_and_the_deploy_puts_it_back(tmp_path):
     rec, res = _drift(tmp_path)
     for n in NODES:
         names = [f["name"] for f in rec["nodes"][n]["files"]]
-        assert names == ["ifupdown", "hosts", "nccl_env", "data_mounts", "known_hosts"], names
+        assert names == ["ifupdown", "hosts", "nccl_env", "data_mounts", "fstab", "known_hosts"], names
     problems = {k: (r.status, r.cause) for k, r in res.items() if r.status != "pass" and k[1] in NODES}
     assert problems == {}
     # the nodes left out of this run (the sim pod has four) are errors naming them, never passes
@@ -153,10 +165,18 @@ def test_drift_finds_what_changed_and_the_deploy_puts_it_back(tmp_path):
     hosts.write_text(text.replace(line, "198.18.99.99\tsim-dgx4"))
     (nodes / "sim-dgx2" / "dgxpod" / "nccl.env").unlink()
     _inspect(tmp_path, "sim-dgx2", image="dgxpod/pytorch-mpi:old")
+    fstab = nodes / "sim-dgx2" / "fstab"  # a data mount's option changed by hand
+    ftext = fstab.read_text()
+    fline = [ln for ln in ftext.splitlines() if "nolock" in ln][0]
+    fstab.write_text(ftext.replace(fline, fline.replace("rsize=524288", "rsize=65536")))
 
     rec, res = _drift(tmp_path)
     bad = {k: r for k, r in res.items() if r.status != "pass" and k[1] in NODES}
-    assert set(bad) == {("drift_hosts", "sim-dgx1"), ("drift_nccl_env", "sim-dgx2"), ("drift_container", "sim-dgx2")}
+    assert set(bad) == {("drift_hosts", "sim-dgx1"), ("drift_nccl_env", "sim-dgx2"), ("drift_container", "sim-dgx2"),
+                        ("drift_fstab", "sim-dgx2")}
+    f = bad[("drift_fstab", "sim-dgx2")]
+    assert f.status == "fail" and f.cause.startswith("sim-dgx2 %s: the managed block differs" % fstab)
+    assert "-%s" % fline in f.cause and "+%s" % fline.replace("rsize=524288", "rsize=65536") in f.cause
     h = bad[("drift_hosts", "sim-dgx1")]
     assert h.status == "fail" and h.details["file"] == str(hosts)
     assert h.cause.startswith("sim-dgx1 %s: the managed block differs" % hosts)
@@ -167,7 +187,7 @@ def test_drift_finds_what_changed_and_the_deploy_puts_it_back(tmp_path):
     assert "runs image localhost/dgxpod/pytorch-mpi:old" in bad[("drift_container", "sim-dgx2")].cause
 
     out = _run(tmp_path, "deploy.yml")  # the deploy puts the files back ...
-    assert _changed(out) == 2, out[-3000:]
+    assert _changed(out) == 3, out[-3000:]
     _inspect(tmp_path, "sim-dgx2")
     rec, res = _drift(tmp_path)
     assert [k for k, r in res.items() if r.status != "pass" and k[1] in NODES] == []

@@ -2,6 +2,8 @@
 docs/hardware-facts.md)."""
 from __future__ import annotations
 
+import json
+
 import os
 
 import pytest
@@ -131,8 +133,8 @@ def test_dcgmi_diag_real_3_1_output_all_pass():
     diag = parse_dcgmi_diag(fx("dcgmi_diag_r1_3.1.0.json"))
     assert diag["version"] == "3.1.0" and len(diag["tests"]) == 10
     assert diag["tests"][0] == {"category": "Deployment", "name": "Denylist",
-                                "results": [{"gpus": "0,1,2,3,4,5,6,7", "status": "pass", "warnings": [],
-                                             "info": []}]}
+                                "results": [{"gpus": "0,1,2,3,4,5,6,7", "status": "pass", "failing": None,
+                                             "warnings": [], "info": []}]}
     assert {r["status"] for t in diag["tests"] for r in t["results"]} == {"pass"}
     assert len(diag["tests"][-1]["results"]) == 8
 
@@ -144,6 +146,50 @@ def test_dcgmi_diag_failure_keeps_dcgms_reason():
     assert bad["status"] == "fail" and bad["gpus"] == "3"
     assert "link width 8X" in bad["warnings"][0] and "(DCGM error 63)" in bad["warnings"][0]
     assert "6.12 GB/s" in bad["info"][0]
+
+
+def test_dcgmi_2_1_form_a_deployment_failure_names_its_gpu_from_the_message():
+    """dcgmi 2.x/3.x -j (dcgmi/Diag.cpp): Deployment results have no gpu_ids, warnings is one string."""
+    diag = parse_dcgmi_diag(fx("dcgmi_diag_r2_2.1_page_retirement_fail.json"))
+    assert diag["version"] is None and [t["category"] for t in diag["tests"]].count("Deployment") == 9
+    pr = [t for t in diag["tests"] if t["name"] == "Page Retirement"][0]["results"]
+    assert pr == [{"gpus": "", "status": "fail", "failing": "2", "info": [],
+                   "warnings": ["Pending page retirements together with a DBE were detected on GPU 2. Drain the "
+                                "GPU and reset it or reboot the node to resolve this issue."]}]
+    pcie = [t for t in diag["tests"] if t["name"] == "PCIe"][0]["results"]
+    assert [r["gpus"] for r in pcie] == [str(i) for i in range(8)] and {r["failing"] for r in pcie} == {None}
+
+
+def test_nvvs_form_a_deployment_failure_listing_every_gpu_names_the_failing_one():
+    """The NVVS JSON lists all GPUs in a Deployment result's gpu_ids: the real 3.1 capture with its Page
+    Retirement entry failed as NVVS writes a failure (warnings [{warning, error_id}])."""
+    doc = json.loads(fx("dcgmi_diag_r1_3.1.0.json").split("\n", 1)[1])
+    for test in doc["DCGM GPU Diagnostic"]["test_categories"][0]["tests"]:
+        if test and test["name"] == "Page Retirement/Row Remap":
+            test["results"][0].update(status="FAIL", warnings=[{
+                "warning": "Pending page retirements together with a DBE were detected on GPU 2.", "error_id": 83}])
+    diag = parse_dcgmi_diag(json.dumps(doc))
+    bad = [r for t in diag["tests"] for r in t["results"] if r["status"] != "pass"]
+    assert [(r["gpus"], r["failing"]) for r in bad] == [("0,1,2,3,4,5,6,7", "2")]
+    assert bad[0]["warnings"][0].endswith("on GPU 2. (DCGM error 83)")
+
+
+@pytest.mark.parametrize("gpu_ids, warning, failing", [
+    ("0,1,2,3", "Persistence mode for GPU 3 is currently disabled. ... nvidia-smi -i <gpuId> -pm 1 ...", "3"),
+    ("0,1,2,3", "GPUs 1, 3 report a problem", "1,3"),
+    (None, "A pending retired page has been detected in GPU 0.", "0"),
+    ("0,1,2,3", "Environment variable CUDA_VISIBLE_DEVICES is set", "0,1,2,3"),  # no GPU named: all it lists
+    ("0,1", "GPU 7 is not in this run", "0,1"),  # a GPU outside the run is not one of its results
+    ("5", "GPU 5 is running at PCI link width 8X", "5"),
+])
+def test_dcgmi_failing_gpus(gpu_ids, warning, failing):
+    r = {"status": "Fail", "warnings": warning}
+    if gpu_ids is not None:
+        r["gpu_ids"] = gpu_ids
+    doc = {"DCGM GPU Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [
+        {"name": "x", "results": [r]}]}]}, "version": "3.1.8"}
+    diag = parse_dcgmi_diag(json.dumps(doc))
+    assert diag["version"] == "3.1.8" and diag["tests"][0]["results"][0]["failing"] == failing
 
 
 @pytest.mark.parametrize("text, match", [

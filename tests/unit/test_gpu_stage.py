@@ -149,7 +149,8 @@ def test_healthy_pod_passes_every_check(tmp_path):
                                          "DGX: 00000000:8A:00.0"),
     ("ecc=2", "gpu_ecc", 2, "sim-dgx2 GPU 2 (00000000:0A:00.0): 2 volatile uncorrectable ECC error(s)"),
     ("ecc=2", "gpu_memory_retirement", 2, "a page retirement is pending"),
-    ("ecc=2", "gpu_dcgm_diag", "0,1,2,3,4,5,6,7", "'Page Retirement' FAIL"),
+    ("ecc=2", "gpu_dcgm_diag", "2", "'Page Retirement' FAIL on GPU(s) 2: Pending page retirements together with a "
+                                    "DBE were detected on GPU 2."),
     ("nvlink_down=3:4", "gpu_nvlink", 3, "sim-dgx2 GPU 3 (00000000:0B:00.0): link(s) 4 inactive; expected 6 links"),
     ("nvlink_errors=1", "gpu_nvlink_errors", 1, "link 0 replay"),
     ("pcie_x8=5", "gpu_pcie_link", 5, "sim-dgx2 GPU 5 (00000000:86:00.0): PCIe link x8 (Gen3 capable), expected x16"),
@@ -193,6 +194,35 @@ def test_real_captures_through_the_evaluation(tmp_path):
     facts["dcgm"]["result"] = real_pass
     checks = run_eval({"level": 1, "nodes": {"dgx": {"status": "ok", "dgx_model": "dgx1", "facts": facts}}})
     assert [c["status"] for c in checks if c["check"] == "gpu_dcgm_diag"] == ["pass"]
+
+
+def test_a_deployment_failure_names_only_the_gpu_dcgm_names(tmp_path):
+    """dcgmi 2.x prints a Deployment test's result for the whole node (no gpu_ids), NVVS lists every GPU:
+    the finding names the GPU DCGM's message names, never GPUs 0-7 (issue 17, the gpu_ecc fault)."""
+    facts = node_facts(tmp_path)
+    doc = open(os.path.join(FIX, "dcgmi_diag_r2_2.1_page_retirement_fail.json")).read()
+    facts["dcgm"] = {"present": True, "level": 2, "error": None, "result": parse_dcgmi_diag(doc)}
+    checks = run_eval({"level": 2, "nodes": {"dgx": {"status": "ok", "dgx_model": "dgx1", "facts": facts}}})
+    dcgm = [c for c in checks if c["check"] == "gpu_dcgm_diag"]
+    assert [(c["status"], c["gpu"]) for c in dcgm] == [("fail", "2")]
+    assert "'Page Retirement' FAIL on GPU(s) 2: Pending page retirements" in dcgm[0]["cause"]
+    assert "0,1" not in dcgm[0]["cause"]
+
+
+def test_the_ecc_faults_top_finding_names_gpu_2_only(tmp_path):
+    """The drill's gpu_ecc fault (ecc=2 on sim-dgx2) as the report's findings show it: one finding for the
+    node, DCGM's Page Retirement failure on GPU 2, explaining the ECC and page-retirement checks of GPU 2."""
+    from findings import build_findings
+    checks = run_eval(pod(tmp_path, ["ecc=2"], level=1))
+    index = {"pod": "sim", "dgx": ["sim-dgx1", "sim-dgx2"], "storage": [], "switches": [],
+             "nics": {"sim-dgx1": [], "sim-dgx2": []}}
+    findings = build_findings(checks, index)
+    assert len(findings) == 1 and findings[0]["host"] == "sim-dgx2"
+    top = findings[0]
+    assert {e["check"] for e in top["explains"]} == {"gpu_dcgm_diag", "gpu_ecc", "gpu_memory_retirement"}
+    assert "'Page Retirement' FAIL on GPU(s) 2: Pending page retirements together with a DBE were detected on " \
+           "GPU 2." in top["summary"]
+    assert "0,1" not in top["summary"] and "GPUs 0" not in top["summary"]
 
 
 def test_dcgm_absent_is_skipped_and_a_dcgm_crash_is_an_error(tmp_path):

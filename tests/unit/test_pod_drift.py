@@ -280,3 +280,88 @@ def test_the_filter_reads_the_node_file_when_the_controller_forgot(tmp_path):
     (tmp_path / "b.pub").write_text(KEY_B2 + " b container sshd\n")
     assert ngc.ngc_container_host_keys(["a", "b"], hv, str(tmp_path), previous)["b"].startswith(KEY_B2)
     assert ngc.ngc_container_host_keys(["a"], hv, str(tmp_path), previous) == {"a": KEY_A}
+
+
+# --- the managed /etc/fstab block of roles/nfs_client ------------------------------------------------
+
+FSTAB_PLAN = [
+    {"src": "198.18.66.211:/ifs/scripts", "path": "/mnt/scripts", "fstype": "nfs", "opts": "defaults"},
+    {"src": "198.18.66.211:/ifs/data", "path": "/mnt/isilon1", "fstype": "nfs",
+     "opts": "rsize=524288,wsize=524288,nolock"},
+    {"src": "198.18.5.212:/ifs/data", "path": "/mnt/isilon2", "fstype": "nfs",
+     "opts": "rsize=524288,wsize=524288,nolock"},
+]
+FSTAB_OWNER = "UUID=1234-abcd / ext4 errors=remount-ro 0 1\n/swapfile none swap sw 0 0\n"
+
+
+def _nfs_mounts_module():
+    """library/pod_nfs_mounts.py (the module that writes the block) loaded by path."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pod_nfs_mounts_module",
+                                                  os.path.join(ROOT, "library", "pod_nfs_mounts.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _fstab_spec(path, plan=FSTAB_PLAN):
+    import pod as pod_filters  # filter_plugins/pod.py: what roles/nfs_client/tasks/drift.yml renders
+    return dict({"name": "fstab", "path": str(path)}, **pod_filters.pod_nfs_fstab_block(plan))
+
+
+def _deployed_fstab(plan=FSTAB_PLAN):
+    """/etc/fstab as library/pod_nfs_mounts.py writes it: the owner's lines, then its managed block."""
+    nm = _nfs_mounts_module()
+    before, _, after = nm.split_fstab(FSTAB_OWNER)
+    return nm.render_fstab(before, [(m["src"], m["path"], m["fstype"], m["opts"]) for m in plan], after)
+
+
+def test_the_fstab_block_the_module_writes_is_what_drift_expects(tmp_path):
+    f = tmp_path / "fstab"
+    f.write_text(_deployed_fstab())
+    r = pd.compare_file(_fstab_spec(f), *_read(f)[:2])
+    assert r["status"] == "ok", r
+    # the owner's lines are theirs: a change outside the block is not drift
+    f.write_text(_deployed_fstab().replace("errors=remount-ro", "errors=panic"))
+    assert pd.compare_file(_fstab_spec(f), *_read(f)[:2])["status"] == "ok"
+    # a plan with one more mount than the node has: the node's block is behind the plan
+    more = FSTAB_PLAN + [dict(FSTAB_PLAN[2], path="/mnt/isilon3", src="198.18.66.213:/ifs/data")]
+    r = pd.compare_file(_fstab_spec(f, more), *_read(f)[:2])
+    assert r["status"] == "changed" and "+198.18.66.213" not in "".join(r["diff"])
+    assert "-198.18.66.213:/ifs/data /mnt/isilon3 nfs rsize=524288,wsize=524288,nolock 0 0" in r["diff"]
+
+
+def test_an_fstab_option_changed_by_hand_is_drift_naming_the_line(tmp_path):
+    f = tmp_path / "fstab"
+    f.write_text(_deployed_fstab().replace("198.18.5.212:/ifs/data /mnt/isilon2 nfs rsize=524288,wsize=524288,nolock",
+                                           "198.18.5.212:/ifs/data /mnt/isilon2 nfs rsize=65536,wsize=524288,nolock"))
+    r = pd.compare_file(_fstab_spec(f), *_read(f)[:2])
+    assert r["status"] == "changed"
+    assert r["diff"][2:] == ["@@ -3 +3 @@",
+                             "-198.18.5.212:/ifs/data /mnt/isilon2 nfs rsize=524288,wsize=524288,nolock 0 0",
+                             "+198.18.5.212:/ifs/data /mnt/isilon2 nfs rsize=65536,wsize=524288,nolock 0 0"]
+    assert r["summary"].startswith("%s: the managed block differs" % f)
+    # the block gone (the file rewritten by hand): missing, naming the block's BEGIN line
+    f.write_text(FSTAB_OWNER)
+    r = pd.compare_file(_fstab_spec(f), *_read(f)[:2])
+    assert r["status"] == "missing" and "# BEGIN dgxpod nfs_client" in r["summary"]
+
+    meas = {"nodes": {"sim-dgx3": {"status": "ok", "containers": [], "files": [dict(
+        pd.compare_file(_fstab_spec(f), _deployed_fstab().replace("rsize=524288,wsize=524288,nolock 0 0\n# END",
+                                                                  "rsize=65536,wsize=524288,nolock 0 0\n# END")),
+        source="roles/nfs_client (library/pod_nfs_mounts.py, the managed block)", fix="playbooks/storage.yml")]}}}
+    res = {(r.check, r.host): r for r in drift_eval.evaluate(meas, {}, {})}
+    bad = res[("drift_fstab", "sim-dgx3")]
+    assert bad.status == "fail" and bad.details["file"] == str(f)
+    assert bad.cause.startswith("sim-dgx3 %s: the managed block differs" % f)
+    assert "+198.18.5.212:/ifs/data /mnt/isilon2 nfs rsize=65536" in bad.cause and "playbooks/storage.yml" in bad.cause
+
+
+def test_the_module_and_the_drift_filter_share_the_markers_and_the_line_format():
+    import storage_plan as sp
+    nm = _nfs_mounts_module()
+    assert (nm.BEGIN, nm.END) == (sp.FSTAB_BEGIN, sp.FSTAB_END)
+    text = _deployed_fstab()
+    assert pd.extract_block(text, "{mark}", sp.FSTAB_BEGIN, sp.FSTAB_END) == sp.fstab_block(FSTAB_PLAN).splitlines()
+    assert nm.split_fstab(text)[1] == [(m["src"], m["path"], m["fstype"], m["opts"]) for m in FSTAB_PLAN]
+    assert sp.fstab_block([]) == ""

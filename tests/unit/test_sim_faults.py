@@ -17,8 +17,10 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "sim"))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
 import faults as fl  # noqa: E402
 import podmodel as pm  # noqa: E402
+import podsim_hw as hw  # noqa: E402
 
 from sim.fakeswitch.cli import new_state  # noqa: E402
 from sim.fakeswitch.server import write_state  # noqa: E402
@@ -26,40 +28,20 @@ from sim.fakeswitch.server import write_state  # noqa: E402
 PODSIM = fl.PODSIM
 ISSUE_LAYERS = {"host-network", "roce-qos", "storage-client", "storage-server", "switch", "container", "gpu",
                 "performance", "deploy-files", "reachability"}
-QOS_HEALTHY = """\
-DCBX mode: OS controlled
-Priority trust state: dscp
-dscp2prio mapping:
-\tprio:0 dscp:07,06,05,04,03,02,01,00,
-\tprio:1 dscp:15,14,13,12,11,10,09,08,
-\tprio:2 dscp:23,22,21,20,19,18,17,16,
-\tprio:3 dscp:31,30,29,28,27,26,25,24,
-\tprio:4 dscp:39,38,37,36,35,34,33,32,
-\tprio:5 dscp:47,46,45,44,43,42,41,40,
-\tprio:6 dscp:55,54,53,52,51,50,49,48,
-\tprio:7 dscp:63,62,61,60,59,58,57,56,
-Cable len: 7
-PFC configuration:
-\tpriority    0   1   2   3   4   5   6   7
-\tenabled     0   0   0   1   0   0   0   0
-\tbuffer      0   0   0   1   0   0   0   0
-tc: 1 ratelimit: unlimited, tsa: vendor
-\t priority:  0
-tc: 0 ratelimit: unlimited, tsa: vendor
-\t priority:  1
-tc: 2 ratelimit: unlimited, tsa: vendor
-\t priority:  2
-tc: 3 ratelimit: unlimited, tsa: vendor
-\t priority:  3
-tc: 4 ratelimit: unlimited, tsa: vendor
-\t priority:  4
-tc: 5 ratelimit: unlimited, tsa: vendor
-\t priority:  5
-tc: 6 ratelimit: unlimited, tsa: vendor
-\t priority:  6
-tc: 7 ratelimit: unlimited, tsa: vendor
-\t priority:  7
-"""
+
+
+def qos_healthy(ofed=None, nic="enp139s0"):
+    """`mlnx_qos -i enp139s0` on a converged simulated DGX, printed by the stand-in's own renderer
+    (sim/standins/podsim_hw.py render_mlnx_qos, in its OFED's format): the factory state with what the deploy
+    sets on a RoCE-lossless NIC (trust dscp, PFC on priority fl.PFC_PRIORITY), so this follows the stand-in."""
+    state = hw.default_state("sim-dgx3", 3)
+    if ofed:
+        state["ofed"] = ofed
+    state["qos"][nic].update(trust="dscp", pfc=[int(p == fl.PFC_PRIORITY) for p in range(8)])
+    return hw.render_mlnx_qos(state, nic)
+
+
+QOS_HEALTHY = qos_healthy()
 
 
 class FakeCtx:
@@ -214,8 +196,11 @@ def test_nic_address_swaps_the_modelled_address_for_an_unused_one_and_back(ctx):
     assert fl.wrong_address("198.18.5.14") == "198.18.5.114" and fl.wrong_address("198.18.5.212") == "198.18.5.112"
 
 
-def test_qos_faults_keep_the_settings_they_change_and_put_them_back(tmp_path):
-    ctx = FakeCtx(tmp_path, lambda argv: QOS_HEALTHY if argv[-2:] == ["-i", "enp139s0"] else "")
+@pytest.mark.parametrize("ofed", [None, "MLNX_OFED_LINUX-5.8-3.0.7.0", "MLNX_OFED_LINUX-4.9-7.1.0.0"])
+def test_qos_faults_keep_the_settings_they_change_and_put_them_back(tmp_path, ofed):
+    healthy = qos_healthy(ofed)  # every mlnx_qos format the stand-in prints
+    assert "Priority trust state: dscp" in healthy and "PFC configuration:" in healthy
+    ctx = FakeCtx(tmp_path, lambda argv: healthy if argv[-2:] == ["-i", "enp139s0"] else "")
     fl.inject(ctx, "qos_pfc_off", "sim-dgx3")
     fl.inject(ctx, "qos_pfc_off", "sim-dgx3")  # again: the first snapshot stays
     assert ctx.records() == {"qos_pfc_off@sim-dgx3": {"qos": {"trust": "dscp", "pfc": "0,0,0,1,0,0,0,0"}}}
@@ -315,6 +300,37 @@ def test_deploy_files_are_kept_and_written_back_exactly(tmp_path):
         ([PODSIM, "exec", "sim-dgx4", "--", "rm", "-f", "/etc/dgxpod/nccl.env"], None),
         ([PODSIM, "exec", "sim-dgx4", "--", "sh", "-c", "cat > /etc/dgxpod/nccl.env && chmod 640 "
           "/etc/dgxpod/nccl.env"], env)]
+
+
+FSTAB = ("UUID=1234-abcd / ext4 errors=remount-ro 0 1\n/mnt/isilon2 /srv/bind none bind 0 0\n"
+         "# BEGIN dgxpod nfs_client (managed by the pod toolkit: edit the inventory, not these lines)\n"
+         "nfs://198.18.66.211/ifs /mnt/isilon1 fuse.podsim-nfs rsize=524288,wsize=524288,nolock 0 0\n"
+         "nfs://198.18.5.212/ifs /mnt/isilon2 fuse.podsim-nfs rsize=524288,wsize=524288,nolock 0 0\n"
+         "# END dgxpod nfs_client\n")
+
+
+def test_fstab_option_changed_edits_one_managed_line_and_is_put_back_exactly(tmp_path):
+    ctx = FakeCtx(tmp_path, lambda argv: ("600\n" + FSTAB) if "stat -c %a /etc/fstab" in argv[-1] else "")
+    fl.inject(ctx, "fstab_option_changed")
+    fl.inject(ctx, "fstab_option_changed")  # a second inject keeps the healthy snapshot
+    fl.clear(ctx, "fstab_option_changed")
+    writes = [c for c in ctx.cmds if c[1] is not None]
+    changed = FSTAB.replace("/mnt/isilon2 fuse.podsim-nfs rsize=524288,wsize=524288,nolock",
+                            "/mnt/isilon2 fuse.podsim-nfs rsize=65536,wsize=524288,nolock")
+    assert writes == [([PODSIM, "exec", "sim-dgx3", "--", "sh", "-c", "cat > /etc/fstab"], changed)] * 2 + [
+        ([PODSIM, "exec", "sim-dgx3", "--", "sh", "-c", "cat > /etc/fstab && chmod 600 /etc/fstab"], FSTAB)]
+    assert fl.BY_NAME["fstab_option_changed"].checks == ("drift_fstab",)
+
+
+def test_fstab_with_changed_option_touches_only_the_managed_line():
+    out = fl.fstab_with_changed_option(FSTAB, "/mnt/isilon1", "timeo", "14")  # an option not there is added
+    assert out.splitlines()[3] == "nfs://198.18.66.211/ifs /mnt/isilon1 fuse.podsim-nfs rsize=524288,wsize=524288," \
+                                  "nolock,timeo=14 0 0"
+    assert [a for a, b in zip(out.splitlines(), FSTAB.splitlines(), strict=True) if a != b] == [out.splitlines()[3]]
+    with pytest.raises(ValueError, match="no managed line for /mnt/isilon9"):
+        fl.fstab_with_changed_option(FSTAB, "/mnt/isilon9", "rsize", "1")
+    with pytest.raises(ValueError, match="no managed line"):  # outside the block is the owner's, never edited
+        fl.fstab_with_changed_option(FSTAB.split("# BEGIN")[0], "/mnt/isilon2", "rsize", "1")
 
 
 def test_hosts_with_changed_entry_changes_only_the_named_lines():

@@ -80,11 +80,13 @@ def test_cli_dcgmi_ofed_info_and_errors(state, tmp_path):
     state["gpu_faults"] = gpu.parse_faults(["pcie_x8=3"])
     path.write_text(json.dumps(state))
     rc, out, _ = call("dcgmi", ["diag", "-r", "1", "-j"], str(path))
-    assert rc == 0 and json.loads(out)["DCGM GPU Diagnostic"]["version"] == "2.0.10"
+    assert rc == 0 and [c["category"] for c in json.loads(out)["DCGM GPU Diagnostic"]["test_categories"]] == [
+        "Deployment"]
     rc, out, _ = call("dcgmi", ["diag", "-r", "3", "-j"], str(path))
     assert rc == 1 and "link width 8X" in out  # a failed test: non-zero exit, the JSON says which and why
     rc, out, _ = call("dcgmi", ["diag", "-r", "1"], str(path))
-    assert rc == 0 and out.startswith("Blacklist") and "Pass" in out
+    assert rc == 0 and out.startswith("Successfully ran diagnostic for group.\n+---")
+    assert "| Blacklist                 | Pass " in out
     rc, _, err = call("dcgmi", ["discovery", "-l"], str(path))
     assert rc == 2 and "stand-in" in err
     rc, _, err = call("dcgmi", ["diag", "-r", "1", "-j"], str(tmp_path / "missing.json"))
@@ -102,3 +104,27 @@ def test_rising_counters_persist_between_calls(state, tmp_path):
     assert "Link 0: Replay Errors: 7" in first.split("GPU 2:")[1].split("GPU 3:")[0]
     assert "Link 0: Replay Errors: 14" in second.split("GPU 2:")[1].split("GPU 3:")[0]
     assert "Replay Errors: 7" not in second.split("GPU 2:")[0]
+
+
+def test_dcgmi_page_retirement_failure_is_dcgmi_2_1s_form(state):
+    """One GPU of eight with a pending retirement and DBEs: dcgmi 2.1 prints ONE Deployment result for the
+    node (no gpu_ids, status "Fail", a warnings string naming the GPU) - the hand-written fixture of that form,
+    tests/unit/fixtures/gpu/dcgmi_diag_r2_2.1_page_retirement_fail.json, byte for byte."""
+    state["gpu_faults"] = gpu.parse_faults(["ecc=2"])
+    fixture = os.path.join(ROOT, "tests", "unit", "fixtures", "gpu", "dcgmi_diag_r2_2.1_page_retirement_fail.json")
+    assert gpu.render_dcgmi_diag(state, 2) == open(fixture).read()
+    table = gpu.render_dcgmi_table(state, 2)
+    assert "| Page Retirement           | Fail                                           |\n" in table
+    assert "| Error                     | Pending page retirements together with a DBE   |\n" in table
+    assert "| pcie                      | Pass - All                                     |\n" in table
+
+
+def test_dcgmi_table_names_the_failing_gpu_of_a_per_gpu_test(state):
+    state["gpu_faults"] = gpu.parse_faults(["pcie_x8=5"])
+    table = gpu.render_dcgmi_table(state, 2)
+    assert "| pcie                      | Pass - GPUs: 0, 1, 2, 3, 4, 6, 7               |\n" in table
+    assert "|                           | Fail - GPU: 5                                  |\n" in table
+    assert "| Warning                   | GPU 5 is running at PCI link width 8X, which   |\n" in table
+    doc = json.loads(gpu.render_dcgmi_diag(state, 2))["DCGM GPU Diagnostic"]["test_categories"]
+    assert [(r["gpu_ids"], r["status"]) for r in doc[1]["tests"][0]["results"]][4:6] == [("4", "Pass"),
+                                                                                        ("5", "Fail")]
