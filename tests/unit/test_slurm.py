@@ -1,0 +1,168 @@
+"""Slurm as the pod's scheduler (issue 20): slurm.conf/gres.conf from the model (golden), the parsers of
+sinfo / scontrol / slurmd -C on output captured from a real Slurm 22.05.8, and which DGX a run drains."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from inventory_util import ROOT, hostvars
+from pod_types import Pod
+import slurm_conf
+import slurm_parse
+
+FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "slurm")
+REGEN = os.environ.get("SLURM_GOLDEN_REGEN") == "1"  # rewrite the golden files (then review the diff)
+
+
+def _read(name):
+    with open(os.path.join(FIX, name)) as fh:
+        return fh.read()
+
+
+@pytest.fixture(scope="module")
+def dgxpod():
+    hv = hostvars(os.path.join(ROOT, "inventories", "dgxpod"))
+    groups = {"dgx": ["DGX1-%d" % i for i in range(1, 10)], "storage": ["isilon-%d" % i for i in range(1, 9)],
+              "switches": [h for h in hv if "switches" in hv[h]["group_names"]]}
+    pod = dict(hv["DGX1-1"]["pod"], slurm={"controller": "DGX1-1", "partition": "dgx1"})
+    return Pod.from_hostvars(hv, groups, pod)
+
+
+def _golden(name, text):
+    path = os.path.join(FIX, name)
+    if REGEN:
+        with open(path, "w") as fh:
+            fh.write(text)
+    assert text == _read(name), "%s changed: review, then SLURM_GOLDEN_REGEN=1 to rewrite it" % name
+
+
+def test_the_004_pod_as_a_slurm_cluster_golden(dgxpod):
+    files = slurm_conf.render_all(dgxpod)
+    _golden("004_slurm.conf", files["slurm.conf"])
+    _golden("004_gres.conf", files["gres.conf"])
+    conf = files["slurm.conf"]
+    # the controller's address written out (the "Unable to contact slurm controller" trap)
+    assert "SlurmctldHost=DGX1-1(10.55.66.231)\n" in conf
+    assert "NodeName=DGX1-9 NodeAddr=10.55.66.163 CPUs=80 SocketsPerBoard=2 CoresPerSocket=20 ThreadsPerCore=2 " \
+           "RealMemory=500000 Gres=gpu:8 State=UNKNOWN" in conf
+    assert "PartitionName=dgx1 Nodes=%s Default=YES" % ",".join("DGX1-%d" % i for i in range(1, 10)) in conf
+    assert "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n" in conf
+    assert "NodeName=DGX1-1 Name=gpu File=/dev/nvidia[0-7]" in files["gres.conf"]
+
+
+def test_output_is_deterministic_and_reported_hardware_wins(dgxpod):
+    reported = {"DGX1-2": slurm_parse.parse_slurmd_c(_read("slurmd_C.txt"))}
+    a = slurm_conf.render_all(dgxpod, reported)
+    b = slurm_conf.render_all(dgxpod, dict(reported))
+    assert a == b
+    assert "NodeName=DGX1-2 NodeAddr=10.55.66.235 CPUs=2 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 " \
+           "RealMemory=24105 Gres=gpu:8" in a["slurm.conf"]
+
+
+def test_choices_and_overrides(dgxpod):
+    files = slurm_conf.render_all(dgxpod, overrides={"proctrack": "cgroup", "mpi_default": "pmix",
+                                                      "cluster_name": "lab"}, gpu_device_prefix="/run/g/nvidia")
+    conf = files["slurm.conf"]
+    assert "ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup,task/affinity\n" in conf
+    assert "MpiDefault=pmix" in conf and "ClusterName=lab\n" in conf
+    assert "File=/run/g/nvidia[0-7]" in files["gres.conf"]
+    with pytest.raises(slurm_conf.SlurmConfError, match="mpi_default"):
+        slurm_conf.render_all(dgxpod, overrides={"mpi_default": "openmpi"})
+    with pytest.raises(slurm_conf.SlurmConfError, match="partition"):
+        slurm_conf.render_all(dgxpod, overrides={"partition": "bad name"})
+
+
+def test_a_node_without_a_gpu_count_is_refused():
+    with pytest.raises(slurm_conf.SlurmConfError, match="DGX9: its GPU count is unknown"):
+        slurm_conf.slurm_plan({}, "p", {"name": "c", "address": None}, [{"name": "DGX9", "gpus": None}])
+
+
+def test_cluster_name_is_what_slurmdbd_accepts():
+    assert slurm_conf.cluster_name("Pod-in-a-Box 004") == "pod-in-a-box-004"
+    assert slurm_conf.cluster_name("") == "pod"
+
+
+# ----------------------------------------------------------------------------- parsers (real 22.05.8 output)
+@pytest.mark.parametrize("name,state,drain,reason", [
+    ("idle", "idle", False, None),
+    ("draining", "draining", True, "check: nccl_busbw low (DGX1-2 at 40% of peers)"),
+    ("drained", "drained", True, "check: nccl_busbw low (DGX1-2 at 40% of peers)"),
+    ("down", "drained", True, "slurmd stopped for maintenance"),  # DOWN+DRAIN: sinfo says drain
+])
+def test_sinfo_and_scontrol_agree_on_real_output(name, state, drain, reason):
+    s = slurm_parse.parse_sinfo(_read("sinfo_%s.txt" % name))
+    c = slurm_parse.parse_scontrol_nodes(_read("scontrol_%s.txt" % name))
+    assert slurm_parse.node_states(s) == slurm_parse.node_states(c) == {
+        "vm": {"state": state, "drain": drain, "responding": True, "reason": reason}}
+
+
+def test_scontrol_fields_with_spaces_and_the_reason_author():
+    row = slurm_parse.parse_scontrol_nodes(_read("scontrol_drained.txt"))[0]
+    assert row["fields"]["OS"].startswith("Linux ") and " SMP " in row["fields"]["OS"]
+    assert row["fields"]["Gres"] == "gpu:2" and row["fields"]["RealMemory"] == "24105"
+    assert row["reason_by"].startswith("root@2026-")
+
+
+def test_sinfo_suffixes_and_many_nodes():
+    text = ("DGX1-1|idle|none\nDGX1-2|drain*|check: gpu_ecc: 2 uncorrectable\nDGX1-3|mix|none\n"
+            "DGX1-4|down*|Not responding\nDGX1-1|idle|none\nDGX1-5|drng|reason|with a bar\n")
+    rows = slurm_parse.node_states(slurm_parse.parse_sinfo(text))
+    assert list(rows) == ["DGX1-1", "DGX1-2", "DGX1-3", "DGX1-4", "DGX1-5"]
+    assert rows["DGX1-2"] == {"state": "drained", "drain": True, "responding": False,
+                              "reason": "check: gpu_ecc: 2 uncorrectable"}
+    assert rows["DGX1-3"]["state"] == "mixed" and rows["DGX1-5"]["reason"] == "reason|with a bar"
+    assert sorted(slurm_parse.unhealthy(rows)) == ["DGX1-2", "DGX1-4", "DGX1-5"]
+    with pytest.raises(ValueError):
+        slurm_parse.parse_sinfo("PARTITION AVAIL TIMELIMIT NODES STATE NODELIST\n")
+
+
+def test_slurmd_c():
+    hw = slurm_parse.parse_slurmd_c(_read("slurmd_C.txt"))
+    assert hw == {"NodeName": "vm", "CPUs": 2, "Boards": 1, "SocketsPerBoard": 1, "CoresPerSocket": 2,
+                  "ThreadsPerCore": 1, "RealMemory": 24105}
+    with pytest.raises(ValueError):
+        slurm_parse.parse_slurmd_c("slurmd: error: ...")
+
+
+# ----------------------------------------------------------------------------- preflight (pod.scheduler / pod.slurm)
+def _with_slurm(tmp_path, slurm, scheduler="slurm"):
+    from inventory_util import copy_inventory, edit_yaml, preflight
+    inv = copy_inventory("dgxpod", str(tmp_path))
+
+    def change(d):
+        if scheduler is not None:
+            d["pod"]["scheduler"] = scheduler
+        if slurm is not None:
+            d["pod"]["slurm"] = slurm
+    edit_yaml(os.path.join(inv, "group_vars", "all", "pod.yml"), change)
+    return preflight(inv)
+
+
+def _texts(result, severity="error"):
+    findings, _summary = result
+    return [f.format() for f in findings if f.severity == severity]
+
+
+def test_preflight_accepts_a_slurm_pod(tmp_path):
+    assert _texts(_with_slurm(tmp_path, {"controller": "DGX1-1", "partition": "dgx1"})) == []
+
+
+@pytest.mark.parametrize("slurm,key,words", [
+    ({"controller": "DGX1-10"}, "pod.slurm.controller", "'DGX1-10' is not a host in this inventory"),
+    ({"controller": "isilon-1"}, "pod.slurm.controller", "'isilon-1' is in group 'storage', not 'dgx'"),
+    ({"controller": "DGX1-1", "partition": "dgx 1"}, "pod.slurm.partition", "not a usable partition name"),
+    ({"controller": "DGX1-1", "cluster_name": "Pod004"}, "pod.slurm.cluster_name", "not a usable ClusterName"),
+    ({"controller": "DGX1-1", "mpi_default": "openmpi"}, "pod.slurm.mpi_default", "is not one of none, pmi2, pmix"),
+    ({"partition": "dgx"}, "pod.slurm.controller", "required key is missing"),
+    (None, "pod.slurm", "pod.scheduler is slurm but pod.slurm is not set"),
+])
+def test_preflight_names_the_slurm_field(tmp_path, slurm, key, words):
+    errs = _texts(_with_slurm(tmp_path, slurm))
+    assert any(key + ":" in t and words in t and "group_vars/all/pod.yml" in t for t in errs), errs
+
+
+def test_preflight_warns_about_slurm_without_the_scheduler(tmp_path):
+    result = _with_slurm(tmp_path, {"controller": "DGX1-1"}, scheduler=None)
+    assert _texts(result) == []
+    assert any("pod.slurm" in t and "pod.scheduler is 'none'" in t for t in _texts(result, "warning"))
