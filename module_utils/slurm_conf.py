@@ -42,6 +42,7 @@ DEFAULTS: Dict[str, Any] = {
     "log_dir": "/var/log/slurm",
     "run_dir": "/run/slurm",
     "user": "slurm",
+    "munge_socket": None,  # default munge's /run/munge/munge.socket.2
 }
 MPI_CHOICES = ("none", "pmi2", "pmix")
 PROCTRACK_CHOICES = ("linuxproc", "pgid", "cgroup")
@@ -121,7 +122,8 @@ def slurm_plan(slurm: Mapping[str, Any], pod_name: str, controller: Mapping[str,
             "partition": conf["partition"], "mpi_default": conf["mpi_default"], "proctrack": conf["proctrack"],
             "slurmctld_port": int(conf["slurmctld_port"]), "slurmd_port": int(conf["slurmd_port"]),
             "state_dir": conf["state_dir"], "spool_dir": conf["spool_dir"], "log_dir": conf["log_dir"],
-            "run_dir": conf["run_dir"], "user": conf["user"], "nodes": out_nodes}
+            "run_dir": conf["run_dir"], "user": conf["user"], "munge_socket": conf["munge_socket"],
+            "nodes": out_nodes}
 
 
 def _host(name: str, address: Optional[str]) -> str:
@@ -141,6 +143,7 @@ def render_slurm_conf(plan: Mapping[str, Any]) -> str:
         "SlurmUser=%s" % plan["user"],
         "AuthType=auth/munge",
         "CredType=cred/munge",
+    ] + (["AuthInfo=socket=%s" % plan["munge_socket"]] if plan.get("munge_socket") else []) + [
         "StateSaveLocation=%s" % plan["state_dir"],
         "SlurmdSpoolDir=%s" % plan["spool_dir"],
         "SlurmctldPidFile=%s/slurmctld.pid" % plan["run_dir"],

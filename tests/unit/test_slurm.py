@@ -166,3 +166,67 @@ def test_preflight_warns_about_slurm_without_the_scheduler(tmp_path):
     result = _with_slurm(tmp_path, {"controller": "DGX1-1"}, scheduler=None)
     assert _texts(result) == []
     assert any("pod.slurm" in t and "pod.scheduler is 'none'" in t for t in _texts(result, "warning"))
+
+
+# ----------------------------------------------------------------------------- which DGX a run drains
+import slurm_drain  # noqa: E402
+
+DGX = ["DGX1-%d" % i for i in range(1, 9)]
+
+
+def _finding(fid, host, cause, check, status="fail", n=1):
+    return {"id": fid, "host": host, "subject": host, "cause": cause, "status": status,
+            "root": {"check": check, "host": host}, "explains": [{"check": check, "host": host}] * n}
+
+
+def test_the_dgx_a_finding_names_is_drained_with_check_and_cause():
+    doc = {"findings": [_finding("F1", "DGX1-3", "enp132s0 at 40% of its peers", "iperf_pair", n=6),
+                        _finding("F2", "sim-isilon2", "does not answer", "nfs_mounts", "error"),
+                        _finding("F3", "DGX1-3", "GPU 2 ECC errors", "gpu_ecc"),
+                        _finding("F4", "pod", "storage_sizing short", "storage_sizing")]}
+    plan = slurm_drain.drain_plan(doc, DGX)
+    assert plan["drain"] == [{"node": "DGX1-3", "finding": "F1",
+                              "reason": "dgxpod iperf_pair: enp132s0 at 40% of its peers (+1 more finding)"}]
+    assert [(s["host"], s["finding"]) for s in plan["skipped"]] == [("sim-isilon2", "F2"), ("pod", "F4")]
+    assert plan["refused"] is None
+
+
+def test_a_pod_wide_fault_drains_nothing():
+    doc = {"findings": [_finding("F%d" % i, h, "NCCL busbw low", "nccl_busbw") for i, h in enumerate(DGX[:5])]}
+    plan = slurm_drain.drain_plan(doc, DGX)
+    assert plan["drain"] == [] and "5 of 8 DGX named" in plan["refused"]
+    assert len(slurm_drain.drain_plan(doc, DGX, max_fraction=1.0)["drain"]) == 5
+
+
+def test_old_results_without_findings_and_long_reasons():
+    doc = {"checks": [{"check": "gpu_count", "host": "DGX1-2", "status": "fail", "detail": "7 of 8 GPUs " * 40},
+                      {"check": "ping", "host": "DGX1-4", "status": "pass"}]}
+    plan = slurm_drain.drain_plan(doc, DGX)
+    assert [d["node"] for d in plan["drain"]] == ["DGX1-2"]
+    assert plan["drain"][0]["reason"].startswith("dgxpod gpu_count: 7 of 8 GPUs 7 of 8")
+    assert len(plan["drain"][0]["reason"]) == slurm_drain.REASON_MAX and plan["drain"][0]["reason"].endswith("...")
+
+
+def test_resume_undoes_only_the_toolkits_drains():
+    states = {"DGX1-1": {"drain": True, "reason": "dgxpod gpu_ecc: GPU 2"},
+              "DGX1-2": {"drain": True, "reason": "disk replacement"},
+              "DGX1-3": {"drain": False, "reason": None}}
+    assert slurm_drain.resume_plan(states) == ["DGX1-1"]
+    assert slurm_drain.resume_plan(states, only_ours=False) == ["DGX1-1", "DGX1-2"]
+    assert slurm_drain.resume_plan(states, nodes=["DGX1-2"], only_ours=False) == ["DGX1-2"]
+
+
+def test_the_filters_read_hostvars(dgxpod):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("slurm_filters", os.path.join(ROOT, "filter_plugins", "slurm.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    filters = mod.FilterModule().filters()
+    hv = hostvars(os.path.join(ROOT, "inventories", "dgxpod"))
+    groups = {"dgx": ["DGX1-%d" % i for i in range(1, 10)]}
+    pod = dict(hv["DGX1-1"]["pod"], slurm={"controller": "DGX1-1", "partition": "dgx1"})
+    files = filters["slurm_conf_files"](pod, hv, groups, {"DGX1-4": _read("slurmd_C.txt")})
+    assert files["slurm.conf"].count("\nNodeName=") == 9 and "NodeName=DGX1-4 NodeAddr=10.55.66.243 CPUs=2 " in \
+        files["slurm.conf"]
+    plan = filters["slurm_drain_plan"]({"findings": [_finding("F1", "DGX1-4", "slow", "nccl_busbw")]}, groups["dgx"])
+    assert plan["drain"][0]["node"] == "DGX1-4"
