@@ -31,7 +31,7 @@ options:
     type: list
     elements: str
   reason:
-    description: The drain reason when I(nodes) is given (C(dgxpod <check>: <cause>) by convention).
+    description: "The drain reason when I(nodes) is given (C(dgxpod <check>: <cause>) by convention)."
     type: str
   drain:
     description: Nodes and their reasons, C([{node, reason}]) (the C(slurm_drain_plan) filter's C(drain)).
