@@ -74,7 +74,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 nodes:
-  description: Every node, C({name: {state, drain, responding, reason}}), after the action (before, in check mode).
+  description: "Every node, C({name: {state, drain, responding, reason}}), after the action (before, in check mode)."
   returned: always
   type: dict
 unhealthy:
