@@ -6,6 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
+from pod_catalog import DGX_MODELS  # noqa: E402
 from pod_types import Pod  # noqa: E402
 from slurm_conf import render_all  # noqa: E402
 from slurm_drain import drain_plan  # noqa: E402
@@ -27,6 +28,29 @@ def slurm_drain_plan(results, dgx, max_fraction=0.5):
     return drain_plan(results or {}, list(dgx or []), float(max_fraction))
 
 
+def slurm_gpu_count(host_vars):
+    """A DGX's GPU count: its ``gpus`` variable, else its ``dgx_model``'s (pod_catalog.DGX_MODELS), else 0."""
+    host_vars = host_vars or {}
+    if host_vars.get("gpus") is not None:
+        return int(host_vars["gpus"])
+    return int(DGX_MODELS.get(host_vars.get("dgx_model") or "", {}).get("gpus") or 0)
+
+
+def slurm_not_ready(nodes, dgx):
+    """["DGX1-2: down (Not responding)", ...]: the DGX Slurm does not know, or knows as down, invalid, failing,
+    unknown or not responding (module pod_slurm's ``nodes``). A drained node is ready: someone drained it."""
+    out = []
+    for name in dgx or []:
+        s = (nodes or {}).get(name)
+        if s is None:
+            out.append("%s: not a Slurm node" % name)
+        elif not s.get("responding", True) or s.get("state") in ("down", "invalid", "fail", "failing", "unknown"):
+            out.append("%s: %s%s%s" % (name, s.get("state"), "" if s.get("responding", True) else ", not responding",
+                                       " (%s)" % s["reason"] if s.get("reason") else ""))
+    return out
+
+
 class FilterModule:
     def filters(self):
-        return {"slurm_conf_files": slurm_conf_files, "slurm_drain_plan": slurm_drain_plan}
+        return {"slurm_conf_files": slurm_conf_files, "slurm_drain_plan": slurm_drain_plan,
+                "slurm_gpu_count": slurm_gpu_count, "slurm_not_ready": slurm_not_ready}

@@ -9,9 +9,9 @@ drain plan ``{"drain": [{node, reason, finding}], "skipped": [{host, why, findin
   not a Slurm node (draining every DGX for a frozen NAS would stop the pod; the report says what to fix).
 * The reason is ``dgxpod <check>: <cause>`` (``sinfo -R`` shows it), so :func:`ours` can tell the drains this
   toolkit made from an administrator's and ``resume`` undoes only those.
-* A run that names more than ``max_fraction`` of the DGX drains none: a pod-wide fault (a switch, the NCCL
-  environment) shows as many nodes failing, and draining them all would take the pod out of service for a
-  fault no node has.
+* A run that names more than one DGX and more than ``max_fraction`` of them drains none: a pod-wide fault
+  (a switch, the NCCL environment) shows as many nodes failing, and draining them all would take the pod
+  out of service for a fault no node has.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def drain_plan(doc: Mapping[str, Any], dgx: Iterable[str], max_fraction: float =
             extra = " (+%d more finding%s)" % (row["more"], "" if row["more"] == 1 else "s")
             row["reason"] = row["reason"][:REASON_MAX - len(extra)] + extra
         out.append({"node": row["node"], "reason": row["reason"], "finding": row["finding"]})
-    if nodes and len(out) > max_fraction * len(nodes):
+    if nodes and len(out) > max(1.0, max_fraction * len(nodes)):
         why = ("%d of %d DGX named: more than %d%% of the partition looks like a pod-wide fault; nothing "
                "drained (fix the cause, or raise max_fraction)" % (len(out), len(nodes), round(max_fraction * 100)))
         return {"drain": [], "skipped": skipped + [{"host": r["node"], "finding": r["finding"], "why": why}

@@ -230,3 +230,16 @@ def test_the_filters_read_hostvars(dgxpod):
         files["slurm.conf"]
     plan = filters["slurm_drain_plan"]({"findings": [_finding("F1", "DGX1-4", "slow", "nccl_busbw")]}, groups["dgx"])
     assert plan["drain"][0]["node"] == "DGX1-4"
+    assert filters["slurm_gpu_count"]({"dgx_model": "dgx2"}) == 16 and filters["slurm_gpu_count"]({"gpus": 2}) == 2
+    nodes = {"DGX1-1": {"state": "idle", "responding": True}, "DGX1-2": {"state": "drained", "responding": True,
+                                                                          "reason": "dgxpod x: y"},
+             "DGX1-3": {"state": "idle", "responding": False}, "DGX1-4": {"state": "invalid", "reason": "gres"}}
+    assert filters["slurm_not_ready"](nodes, ["DGX1-1", "DGX1-2", "DGX1-3", "DGX1-4", "DGX1-5"]) == [
+        "DGX1-3: idle, not responding", "DGX1-4: invalid (gres)", "DGX1-5: not a Slurm node"]
+
+
+def test_one_named_dgx_drains_even_in_a_small_pod():
+    doc = {"findings": [_finding("F1", "DGX1-1", "slow", "nccl_busbw")]}
+    assert [d["node"] for d in slurm_drain.drain_plan(doc, ["DGX1-1"])["drain"]] == ["DGX1-1"]
+    two = {"findings": doc["findings"] + [_finding("F2", "DGX1-2", "slow", "nccl_busbw")]}
+    assert slurm_drain.drain_plan(two, ["DGX1-1", "DGX1-2", "DGX1-3"])["refused"]
