@@ -37,6 +37,10 @@ options:
     description: Nodes and their reasons, C([{node, reason}]) (the C(slurm_drain_plan) filter's C(drain)).
     type: list
     elements: dict
+  dgx:
+    description: The DGX of the pod; with it the module also returns C(checks), one C(slurm_node) check per DGX.
+    type: list
+    elements: str
   only_ours:
     description: C(resume) touches only nodes whose reason starts with C(dgxpod ).
     type: bool
@@ -93,12 +97,16 @@ commands:
   description: The scontrol update commands run (or that would run in check mode).
   returned: always
   type: list
+checks:
+  description: "With I(dgx): one results.json check C(slurm_node) per DGX - pass, or fail naming its state and reason."
+  returned: when dgx is given
+  type: list
 """
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.slurm_drain import resume_plan
+from ansible.module_utils.slurm_drain import resume_plan, slurm_checks
 from ansible.module_utils.slurm_parse import node_states, parse_scontrol_nodes, unhealthy
 
 
@@ -128,6 +136,7 @@ def main():
         argument_spec=dict(
             action=dict(type="str", choices=["state", "drain", "resume"], default="state"),
             nodes=dict(type="list", elements="str"),
+            dgx=dict(type="list", elements="str"),
             reason=dict(type="str"),
             drain=dict(type="list", elements="dict"),
             only_ours=dict(type="bool", default=True),
@@ -166,8 +175,9 @@ def main():
                 module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(cmd), rc, (err or out).strip()),
                                  drained=drained, resumed=resumed)
         states = read_states(module, exe, env)
+    extra = {"checks": slurm_checks(states, p["dgx"])} if p["dgx"] else {}
     module.exit_json(changed=bool(commands), nodes=states, unhealthy=unhealthy(states), drained=drained,
-                     resumed=resumed, commands=[" ".join(c[1:]) for c in commands])
+                     resumed=resumed, commands=[" ".join(c[1:]) for c in commands], **extra)
 
 
 if __name__ == "__main__":

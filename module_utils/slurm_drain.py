@@ -80,3 +80,29 @@ def resume_plan(states: Mapping[str, Mapping[str, Any]], nodes: Optional[Iterabl
     wanted = set(nodes) if nodes is not None else None
     return [n for n, s in states.items() if s.get("drain") and (wanted is None or n in wanted)
             and (not only_ours or ours(s.get("reason")))]
+
+
+def slurm_checks(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) -> List[Dict[str, Any]]:
+    """One ``slurm_node`` check per DGX (results.json entries, module_utils/checks.py's fields): pass when Slurm
+    knows it, it responds and it is idle/allocated/mixed/completing; fail naming the state and the reason
+    (drained, draining, down, invalid, not responding, not in slurm.conf)."""
+    try:  # as an Ansible module_util
+        from ansible.module_utils.checks import CheckResult
+    except ImportError:  # plain Python
+        from checks import CheckResult  # type: ignore
+    out = []
+    for node in dgx:
+        s = states.get(node)
+        if s is None:
+            res = CheckResult("slurm_node", node, "fail", expected="a Slurm node", measured="absent",
+                              cause="%s is not a node of slurmctld (slurm.conf lacks it, or slurmd never registered)"
+                              % node)
+        else:
+            bad = s.get("state") in ("down", "drained", "draining", "fail", "failing", "invalid", "unknown") or \
+                s.get("drain") or not s.get("responding", True)
+            what = "%s%s" % (s.get("state"), "" if s.get("responding", True) else ", not responding")
+            res = CheckResult("slurm_node", node, "fail" if bad else "pass", expected="idle, allocated or mixed",
+                              measured=what, cause=("%s in Slurm%s" % (what, ": " + s["reason"] if s.get("reason")
+                                                                         else "")) if bad else None)
+        out.append(res.to_dict())
+    return out

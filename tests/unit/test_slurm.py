@@ -243,3 +243,14 @@ def test_one_named_dgx_drains_even_in_a_small_pod():
     assert [d["node"] for d in slurm_drain.drain_plan(doc, ["DGX1-1"])["drain"]] == ["DGX1-1"]
     two = {"findings": doc["findings"] + [_finding("F2", "DGX1-2", "slow", "nccl_busbw")]}
     assert slurm_drain.drain_plan(two, ["DGX1-1", "DGX1-2", "DGX1-3"])["refused"]
+
+
+def test_the_slurm_check_names_state_and_reason():
+    states = slurm_parse.node_states(slurm_parse.parse_sinfo(_read("sinfo_drained.txt")) +
+                                     slurm_parse.parse_sinfo("DGX1-2|idle|none\nDGX1-3|idle*|Not responding\n"))
+    checks = {c["host"]: c for c in slurm_drain.slurm_checks(states, ["vm", "DGX1-2", "DGX1-3", "DGX1-4"])}
+    assert checks["DGX1-2"]["status"] == "pass" and "cause" not in checks["DGX1-2"] or not checks["DGX1-2"].get("cause")
+    assert checks["vm"]["status"] == "fail"
+    assert checks["vm"]["cause"] == "drained in Slurm: check: nccl_busbw low (DGX1-2 at 40% of peers)"
+    assert checks["DGX1-3"]["cause"] == "idle, not responding in Slurm: Not responding"
+    assert checks["DGX1-4"]["measured"] == "absent" and "not a node of slurmctld" in checks["DGX1-4"]["cause"]

@@ -136,13 +136,15 @@ def test_pod_slurm_drains_with_the_reason_and_resumes(cluster):
     _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
     conf = {"slurm_conf": env["SLURM_CONF"], "bin_dir": "/usr/bin"}
     reason = "dgxpod nccl_busbw: DGX1-1 at 40% of its peers"
-    verdict, out = _module(env, dict(conf, action="state"))
+    verdict, out = _module(env, dict(conf, action="state", dgx=[NODE]))
     assert "SUCCESS" in verdict and out["nodes"][NODE]["state"] == "idle" and out["unhealthy"] == {}
+    assert [(c["check"], c["host"], c["status"]) for c in out["checks"]] == [("slurm_node", NODE, "pass")]
     verdict, out = _module(env, dict(conf, action="drain", drain=[{"node": NODE, "reason": reason}]))
     assert "CHANGED" in verdict and out["drained"] == [NODE]
     assert _states(env)[NODE] == {"state": "drained", "drain": True, "responding": True, "reason": reason}
-    verdict, out = _module(env, dict(conf, action="drain", drain=[{"node": NODE, "reason": reason}]))
+    verdict, out = _module(env, dict(conf, action="drain", drain=[{"node": NODE, "reason": reason}], dgx=[NODE]))
     assert "SUCCESS" in verdict and out["drained"] == []            # idempotent
+    assert out["checks"][0]["status"] == "fail" and out["checks"][0]["cause"] == "drained in Slurm: " + reason
     assert out["unhealthy"][NODE]["reason"] == reason
     verdict, out = _module(env, dict(conf, action="resume"))
     assert "CHANGED" in verdict and out["resumed"] == [NODE]
