@@ -110,6 +110,15 @@ STORAGE_SCHEMA: Schema = {
     "scripts_server": Field("ipv4", hint="storage address of the scripts mount (default: the first one)"),
     "scale": Field("dict", schema=SCALE_SCHEMA),
 }
+SLURM_SCHEMA: Schema = {
+    "controller": Field("str", True, hint="the inventory host that runs slurmctld (a DGX, e.g. DGX1-1)"),
+    "partition": Field("str", hint="letters, digits, '_', '-', '.'; default dgx"),
+    "cluster_name": Field("str", hint="lower case letters, digits, '_', '-'; default: the pod name"),
+    "mpi_default": Field("str", choices=("none", "pmi2", "pmix")),
+    "proctrack": Field("str", choices=("linuxproc", "pgid", "cgroup")),
+    "slurmctld_port": Field("int", minimum=1, maximum=65535),
+    "slurmd_port": Field("int", minimum=1, maximum=65535),
+}
 POD_SCHEMA: Schema = {
     "name": Field("str", True),
     "ra_profile": Field("str", True),
@@ -118,6 +127,8 @@ POD_SCHEMA: Schema = {
     "hosts_fabric": Field("str", hint="the fabric whose address host names resolve to, e.g. data-66"),
     "fabrics": Field("list", True, item=FABRIC_SCHEMA),
     "storage": Field("dict", schema=STORAGE_SCHEMA),
+    "scheduler": Field("str", choices=("none", "slurm")),
+    "slurm": Field("dict", schema=SLURM_SCHEMA),
     "validation": Field("dict", hint="expectation overrides and sizing inputs for validate.yml "
                                      "(expectations, workload, dataset_tb, caches_tb; docs/validation.md)"),
 }

@@ -19,12 +19,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "module_utils"))
 
 from pod_catalog import SWITCH_MODELS  # noqa: E402
-from pod_schema import (FABRIC_SCHEMA, NIC_SCHEMA, POD_SCHEMA, STORAGE_NODE_SCHEMA, STORAGE_SCHEMA,  # noqa: E402
-                        SWITCH_SCHEMA, Field)
+from pod_schema import (FABRIC_SCHEMA, NIC_SCHEMA, POD_SCHEMA, SLURM_SCHEMA, STORAGE_NODE_SCHEMA,  # noqa: E402
+                        STORAGE_SCHEMA, SWITCH_SCHEMA, Field)
 
 DOC = os.path.join(ROOT, "docs", "pod-model.md")
 TABLES = {"pod": POD_SCHEMA, "fabric": FABRIC_SCHEMA, "storage": STORAGE_SCHEMA, "nic": NIC_SCHEMA,
-          "storage_node": STORAGE_NODE_SCHEMA, "switch": SWITCH_SCHEMA}
+          "storage_node": STORAGE_NODE_SCHEMA, "switch": SWITCH_SCHEMA, "slurm": SLURM_SCHEMA}
 NAMED = {id(FABRIC_SCHEMA): "fabric", id(NIC_SCHEMA): "NIC"}
 KINDS = {"str": "str", "int": "int", "bool": "bool", "ipv4": "IPv4", "cidr": "CIDR", "ipv4if": "A.B.C.D/M",
          "list": "list", "dict": "dict", "any": "any"}
@@ -95,6 +95,19 @@ MEANINGS = {
         "vlans": ("VLANs of an Ethernet switch; `address`: the switch's SVI `A.B.C.D/M`. None in the reference"
                   " pods (004 needs no VLANs)"),
     },
+}
+# Slurm as the pod's scheduler (issue 20, docs/slurm.md).
+MEANINGS["pod"]["scheduler"] = "`slurm` deploys Slurm (roles/slurm) with `pod.slurm`; default `none`"
+MEANINGS["pod"]["slurm"] = "the Slurm cluster when `scheduler: slurm` (see below)"
+MEANINGS["slurm"] = {
+    "controller": "the DGX (inventory name) that runs slurmctld; `SlurmctldHost=<name>(<its hosts-fabric address>)`",
+    "partition": "the partition holding every DGX (default `dgx`)",
+    "cluster_name": "Slurm's `ClusterName` (default: the pod name, lower case)",
+    "mpi_default": "`MpiDefault` (default `none`: jobs start `mpirun` themselves, as validate.yml does)",
+    "proctrack": ("`ProctrackType` (default `linuxproc`: needs neither systemd nor cgroups; `cgroup` on nodes "
+                  "that run systemd)"),
+    "slurmctld_port": "default 6817",
+    "slurmd_port": "default 6818",
 }
 # Keys the old hand-written tables did not have (found when the tables became generated).
 MEANINGS["pod"]["validation"] = ("expectation overrides and sizing inputs for validate.yml (`expectations`, "

@@ -1,0 +1,163 @@
+"""Slurm for real, outside the simulator (issue 20): munged + slurmctld + slurmd on this machine with a
+slurm.conf/gres.conf written by module_utils/slurm_conf.py for a one-DGX pod, then sinfo shows the node idle,
+srun runs on it with its GPUs, the pod_slurm module (through ansible) drains it with a reason and resumes it,
+and the parsers read what the real commands print.
+
+Needs root and Debian's slurm-wlm + munge (``apt-get install slurm-wlm munge``); skipped with that reason
+otherwise (CI does not install them). Everything runs in a temporary directory on ports 16817/16818 with its
+own munge socket and key, so a Slurm or munge already on the machine is not touched; every daemon started is
+stopped at the end. No systemd: the daemons are started directly, as roles/slurm does.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from inventory_util import ROOT
+import slurm_conf
+import slurm_parse
+
+NEEDED = ("munged", "slurmctld", "slurmd", "sinfo", "srun", "scontrol")
+MISSING = [b for b in NEEDED if not shutil.which(b, path=os.environ.get("PATH", "") + ":/usr/sbin")]
+pytestmark = pytest.mark.skipif(
+    bool(MISSING) or os.geteuid() != 0,
+    reason="needs root and slurm-wlm + munge installed (apt-get install slurm-wlm munge); missing: %s"
+    % (", ".join(MISSING) or "root"))
+NODE = "DGX1-1"
+
+
+def _wait(what, predicate, timeout=30.0):
+    """Poll ``predicate`` until true (daemons start asynchronously); fail naming ``what``."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting for %s" % what)
+
+
+def _run(cmd, env, timeout=60, check=True):
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert res.returncode == 0, "%s: rc %d\n%s%s" % (" ".join(cmd), res.returncode, res.stdout, res.stderr)
+    return res
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("slurm"))
+    for sub in ("state", "spool", "log", "run", "dev", "munge"):
+        os.makedirs(os.path.join(d, sub))
+    for i in range(2):  # stand-in GPU device files (NVIDIA's major 195), as roles/slurm makes in the simulator
+        os.mknod(os.path.join(d, "dev", "nvidia%d" % i), 0o600 | 0o020000, os.makedev(195, i))
+    sock = os.path.join(d, "munge", "munge.socket")
+    key = os.path.join(d, "munge", "munge.key")
+    with open(key, "wb") as fh:
+        fh.write(os.urandom(128))
+    os.chmod(key, 0o600)
+    os.chmod(os.path.join(d, "munge"), 0o700)
+    sbin = "/usr/sbin:/usr/bin:" + os.environ.get("PATH", "")
+    env = dict(os.environ, SLURM_CONF=os.path.join(d, "slurm.conf"), PATH=sbin)
+    hw = slurm_parse.parse_slurmd_c(_run(["slurmd", "-C"], env).stdout)
+    plan = slurm_conf.slurm_plan(
+        {"controller": socket.gethostname(), "partition": "dgx", "state_dir": d + "/state", "spool_dir": d + "/spool",
+         "log_dir": d + "/log", "run_dir": d + "/run", "user": "root", "slurmctld_port": 16817,
+         "slurmd_port": 16818, "munge_socket": sock},
+        "pod-in-a-box", {"name": socket.gethostname(), "address": "127.0.0.1"},
+        [{"name": NODE, "address": "127.0.0.1", "gpus": 2, "gpu_device_prefix": d + "/dev/nvidia"}], {NODE: hw})
+    with open(os.path.join(d, "slurm.conf"), "w") as fh:
+        fh.write(slurm_conf.render_slurm_conf(plan))
+    with open(os.path.join(d, "gres.conf"), "w") as fh:
+        fh.write(slurm_conf.render_gres_conf(plan))
+    pids = []
+    try:
+        _run(["munged", "--force", "--socket", sock, "--key-file", key, "--pid-file", d + "/munge/munged.pid",
+              "--log-file", d + "/log/munged.log", "--seed-file", d + "/munge/seed"], env)
+        pids.append(d + "/munge/munged.pid")
+        _run(["slurmctld"], env)
+        pids.append(d + "/run/slurmctld.pid")
+        _wait("slurmctld to answer", lambda: _run(["scontrol", "ping"], env, check=False).stdout.count("UP"))
+        _run(["slurmd", "-N", NODE], env)
+        pids.append(d + "/run/slurmd.pid")
+        yield {"dir": d, "env": env, "plan": plan}
+    finally:
+        for pidfile in reversed(pids):
+            try:
+                with open(pidfile) as fh:
+                    pid = int(fh.read().strip())
+                os.kill(pid, signal.SIGTERM)
+                _wait("pid %d to exit" % pid, lambda pid=pid: _gone(pid), timeout=20)
+            except (OSError, ValueError):
+                pass
+
+
+def _gone(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().split()[2] == "Z"  # a zombie has exited
+    except OSError:
+        return True
+
+
+def _states(env):
+    return slurm_parse.node_states(slurm_parse.parse_sinfo(
+        _run(["sinfo", "-N", "-h", "-o", "%N|%t|%E"], env).stdout))
+
+
+def _module(env, args):
+    cfg = dict(env, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
+    res = _run([os.path.join(ROOT, ".venv", "bin", "ansible"), "localhost", "-c", "local", "-o", "-m", "pod_slurm",
+                "-a", json.dumps(args)], cfg, timeout=120, check=False)
+    text = res.stdout
+    assert " | " in text, res.stdout + res.stderr
+    verdict, _, body = text.partition(" => ")
+    return verdict, json.loads(body)
+
+
+def test_the_node_comes_up_idle_and_runs_jobs_with_its_gpus(cluster):
+    env = cluster["env"]
+    _wait("%s idle in sinfo" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    assert _run(["srun", "-N1", "hostname"], env).stdout.strip() == socket.gethostname()
+    assert _run(["srun", "--gres=gpu:2", "printenv", "CUDA_VISIBLE_DEVICES"], env).stdout.strip() == "0,1"
+    node = slurm_parse.parse_scontrol_nodes(_run(["scontrol", "show", "node", "-o", NODE], env).stdout)[0]
+    assert node["fields"]["Gres"] == "gpu:2" and node["fields"]["NodeAddr"] == "127.0.0.1"
+
+
+def test_pod_slurm_drains_with_the_reason_and_resumes(cluster):
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    conf = {"slurm_conf": env["SLURM_CONF"], "bin_dir": "/usr/bin"}
+    reason = "dgxpod nccl_busbw: DGX1-1 at 40% of its peers"
+    verdict, out = _module(env, dict(conf, action="state", dgx=[NODE]))
+    assert "SUCCESS" in verdict and out["nodes"][NODE]["state"] == "idle" and out["unhealthy"] == {}
+    assert [(c["check"], c["host"], c["status"]) for c in out["checks"]] == [("slurm_node", NODE, "pass")]
+    verdict, out = _module(env, dict(conf, action="drain", drain=[{"node": NODE, "reason": reason}]))
+    assert "CHANGED" in verdict and out["drained"] == [NODE]
+    assert _states(env)[NODE] == {"state": "drained", "drain": True, "responding": True, "reason": reason}
+    verdict, out = _module(env, dict(conf, action="drain", drain=[{"node": NODE, "reason": reason}], dgx=[NODE]))
+    assert "SUCCESS" in verdict and out["drained"] == []            # idempotent
+    assert out["checks"][0]["status"] == "fail" and out["checks"][0]["cause"] == "drained in Slurm: " + reason
+    assert out["unhealthy"][NODE]["reason"] == reason
+    verdict, out = _module(env, dict(conf, action="resume"))
+    assert "CHANGED" in verdict and out["resumed"] == [NODE]
+    _wait("%s idle again" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    verdict, out = _module(env, dict(conf, action="resume"))
+    assert "SUCCESS" in verdict and out["resumed"] == []
+
+
+def test_resume_leaves_an_administrators_drain_alone(cluster):
+    env = cluster["env"]
+    _run(["scontrol", "update", "nodename=" + NODE, "state=drain", "reason=disk replacement"], env)
+    try:
+        verdict, out = _module(env, {"slurm_conf": env["SLURM_CONF"], "bin_dir": "/usr/bin", "action": "resume"})
+        assert out["resumed"] == [] and _states(env)[NODE]["reason"] == "disk replacement"
+    finally:
+        _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env)
