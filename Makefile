@@ -46,13 +46,16 @@ lint: setup
 	ansible-lint --offline -q
 
 unit: setup
-	$(PYTEST) tests/unit
+	$(PYTEST) -n 2 tests/unit
 
 integration: setup
 	$(PYTEST) -m integration tests
 
+# The unit suite on both cores (pytest-xdist), then the simulator tests alone (they share one pod and
+# compare measured rates, which other work on the machine would disturb).
 test: setup lint
-	$(PYTEST) -m "not long" tests
+	$(PYTEST) -n 2 -m "not long" tests/unit
+	$(PYTEST) -m "not long" tests --ignore=tests/unit
 
 test-long: setup
 	$(PYTEST) -m long tests

@@ -19,7 +19,8 @@ description:
     test after test (no C(-1)) until stopped or I(lifetime) runs out. A host's whole iperf3 schedule needs
     one such call.
   - I(role=clients) runs this host's tests of a whole schedule (I(tests)) in one task, each at
-    I(start_at) + its C(offset); tests with the same start run at once. Every host of a round launches its
+    I(start_at) + its C(offset), each in a thread of its own (tests with the same start run at once; one
+    that overruns delays no other). Every host of a round launches its
     part at the same moment, so a round costs its test duration, not one SSH launch per test from the
     controller (issue 19). A server still busy with the previous round is retried for I(busy_retry) seconds.
   - A missing iperf3, a refused connection or a timeout give I(status=error) with a I(reason), not a task
@@ -416,7 +417,7 @@ def client(module, p, iperf3):
 
 def clients(module, p, iperf3):
     """role=clients: this host's tests of a whole schedule. Each test starts at I(start_at) + its
-    I(offset); tests with the same start run at once (threads), one start after another."""
+    I(offset), in a thread of its own."""
     tests = []
     for item in p["tests"] or []:
         if not isinstance(item, dict) or not item.get("server") or not item.get("port") or not item.get("id"):
@@ -432,17 +433,17 @@ def clients(module, p, iperf3):
                                       t["duration"], t["reverse"], t["length"], t["omit"])} for t in tests])
     base = p["start_at"] or time.time()
     results = {}
-    for offset in sorted({t["offset"] for t in tests}):
-        group = [t for t in tests if t["offset"] == offset]
-        threads = []
-        for t in group:
-            def work(t=t, at=base + offset):
-                results[t["id"]] = run_test(iperf3, t, at, p["busy_retry"])
-            th = threading.Thread(target=work)
-            th.start()
-            threads.append(th)
-        for th in threads:
-            th.join()
+    # one thread a test, each waiting for its own start: a test that overruns its round (a slow link's
+    # buffered data still draining) delays nothing of this host's on other NICs
+    threads = []
+    for t in tests:
+        def work(t=t, at=base + t["offset"]):
+            results[t["id"]] = run_test(iperf3, t, at, p["busy_retry"])
+        th = threading.Thread(target=work)
+        th.start()
+        threads.append(th)
+    for th in threads:
+        th.join()
     out = []
     for t in tests:
         r = dict(results.get(t["id"]) or {"status": "error", "reason": "not run", "result": {}})

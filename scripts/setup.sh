@@ -28,6 +28,8 @@ APT_PACKAGES=(
   python3-pil
   # report screenshots (scripts/report_screenshot.py, headless)
   chromium-headless-shell
+  # the optional Slurm scheduler (roles/slurm): its real-daemon test (tests/unit/test_slurm_daemons.py)
+  slurm-wlm munge
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
