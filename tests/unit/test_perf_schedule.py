@@ -322,3 +322,21 @@ def test_the_scaled_pod_never_names_a_reference_address_it_did_not_have():
     assert groups["dgx"][0] == "DGX1-1" and len(groups["dgx"]) == 5
     new = [hv[h]["nics"][0]["address"] for h in groups["dgx"][1:]]
     assert len(set(new)) == 4 and all(a.startswith("198.18.") for a in new)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root for `unshare -n`")
+def test_validate_perf_plans_with_the_schedule_variables():
+    """The planning play of playbooks/validate_perf.yml (localhost only, --tags always, no network at all):
+    pod_perf_all_pairs_max below the simulator's 4 DGX switches auto to matchings; a wrong schedule fails."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CACHE_PLUGIN="memory", PATH=os.path.join(ROOT, ".venv", "bin") + ":" + os.environ["PATH"])
+    cmd = ["unshare", "-n", os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i",
+           os.path.join(ROOT, "inventories", "sim"), os.path.join(ROOT, "playbooks", "validate_perf.yml"),
+           "--tags", "always"]
+    res = subprocess.run(cmd + ["-e", "pod_perf_all_pairs_max=3"], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert "6 iperf3 rounds (36 tests)" in res.stdout  # 3 matchings + 3 storage rounds (all pairs: 7, 40)
+    res = subprocess.run(cmd + ["-e", "pod_perf_schedule=rings"], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode != 0 and "pod_perf_schedule must be one of auto|all_pairs|matchings" in res.stdout
