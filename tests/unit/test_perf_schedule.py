@@ -197,28 +197,38 @@ def test_check_plan_catches_broken_plans():
 def test_localise_pits_the_slow_nic_against_known_good_peers_and_names_it():
     hosts, dgx, storage, fabrics = pod(40, 2, 2)
     plan = schedule_plan(hosts, dgx, storage, fabrics, "matchings")
-    slow = ("dgx7", "eth1")
+    slow_host = "dgx7"
+    slow = (slow_host, "eth1")
     failed = {t["id"] for r in plan for t in r["tests"]
               if slow in ((t["client"], t["client_nic"]), (t["server"], t["server_nic"]))}
     assert len(failed) == matching_count(40)
     out = localise(plan, failed)
     # its peers' single failure is explained by it: one suspect
-    assert [(s["host"], s["nic"], s["failed"]) for s in out["suspects"]] == [("dgx7", "eth1", len(failed))]
+    assert [(s["host"], s["nic"], s["failed"]) for s in out["suspects"]] == [(slow_host, "eth1", len(failed))]
     met = set(out["suspects"][0]["peers"])
     tests = [t for r in out["rounds"] for t in r["tests"]]
     assert len(tests) == 2 and out["unresolved"] == []
     check = [dict(r, round=i) for i, r in enumerate(out["rounds"], 1)]
     assert check_plan(check) == []
     for t in tests:
-        other = t["server"] if t["client"] == "dgx7" else t["client"]
-        assert "dgx7" in (t["client"], t["server"]) and t["fabric"] == "f1"
+        other = t["server"] if t["client"] == slow_host else t["client"]
+        assert slow_host in (t["client"], t["server"]) and t["fabric"] == "f1"
         assert other not in met  # new, known-good peers
         assert not any(t2["id"] in failed and other in (t2["client"], t2["server"])
                        for r in plan for t2 in r["tests"] if t2["fabric"] == "f1")
-    assert {t["client"] == "dgx7" for t in tests} == {True, False}  # both directions
-    # the follow-ups fail too: dgx7 is the outlier; they pass: cleared
-    assert verdict(out["rounds"], {t["id"] for t in tests}) == {"dgx7:eth1": "outlier"}
-    assert verdict(out["rounds"], set()) == {"dgx7:eth1": "cleared"}
+    assert {t["client"] == slow_host for t in tests} == {True, False}  # both directions
+    # the follow-ups fail too: it is the outlier; they pass: cleared
+    assert verdict(out["rounds"], {t["id"] for t in tests}) == {slow_host + ":eth1": "outlier"}
+    assert verdict(out["rounds"], set()) == {slow_host + ":eth1": "cleared"}
+    # an intermittent NIC: short against all its peers but dgx0 (the first known-good NIC by name), which it
+    # met and passed with - the follow-ups go to known-good NICs it has not met
+    first = next(t for t in dgx_tests(plan, "f1") if "dgx0" in (t["client"], t["server"]))
+    flaky = first["server"] if first["client"] == "dgx0" else first["client"]
+    failed = {t["id"] for t in dgx_tests(plan, "f1") if flaky in (t["client"], t["server"]) and t is not first}
+    out = localise(plan, failed)
+    assert [s["host"] for s in out["suspects"]] == [flaky] and "dgx0" in out["suspects"][0]["peers"]
+    follow = {h for r in out["rounds"] for t in r["tests"] for h in (t["client"], t["server"])} - {flaky}
+    assert len(follow) == 2 and not follow & set(out["suspects"][0]["peers"])
 
 
 def test_localise_a_bad_path_between_two_good_nics_and_a_slow_storage_nic():
