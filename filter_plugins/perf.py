@@ -7,6 +7,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
 from perf_plan import eta_seconds, fio_files, fio_steps, iperf_plan, perf_context, progress_line  # noqa: E402
+from iperf_launch import host_schedules, records, round_seconds, schedule_seconds  # noqa: E402
 
 
 def _model(host_names, hostvars):
@@ -61,7 +62,44 @@ def pod_progress(seconds_left, kind, index, total, detail=""):
     return progress_line(kind, int(index), int(total), float(seconds_left), detail)
 
 
+def pod_iperf_round_seconds(duration, omit=0, gap=3):
+    return round_seconds(float(duration), float(omit or 0), float(gap))
+
+
+def pod_iperf_host_schedules(plan, seconds_per_round):
+    """{host: {listen: [...], tests: [...]}}: each host's part of the whole iperf3 schedule."""
+    return host_schedules(plan, float(seconds_per_round))
+
+
+def pod_iperf_schedule_seconds(plan, seconds_per_round):
+    return schedule_seconds(plan, float(seconds_per_round))
+
+
+def _result(hostvars, host, names):
+    """The first of ``names`` that the host registered with something in it (not a skipped task)."""
+    try:
+        hv = hostvars[host]
+    except KeyError:
+        return None
+    for name in names:
+        res = hv.get(name)
+        if isinstance(res, dict) and not res.get("skipped"):
+            return dict(res)
+    return None
+
+
+def pod_iperf_records(plan, hostvars, servers_var, clients_vars):
+    """One record per planned test from what each host registered (see module_utils/iperf_launch.py)."""
+    hosts = sorted({t[k] for r in plan for t in r["tests"] for k in ("server", "client")})
+    names = [clients_vars] if isinstance(clients_vars, str) else list(clients_vars)
+    return records(plan, {h: _result(hostvars, h, [servers_var]) for h in hosts},
+                   {h: _result(hostvars, h, names) for h in hosts})
+
+
 class FilterModule:
     def filters(self):
         return {"pod_iperf_plan": pod_iperf_plan, "pod_fio_steps": pod_fio_steps, "pod_fio_files": pod_fio_files,
-                "pod_perf_context": pod_perf_context, "pod_perf_eta": pod_perf_eta, "pod_progress": pod_progress}
+                "pod_perf_context": pod_perf_context, "pod_perf_eta": pod_perf_eta, "pod_progress": pod_progress,
+                "pod_iperf_round_seconds": pod_iperf_round_seconds,
+                "pod_iperf_host_schedules": pod_iperf_host_schedules,
+                "pod_iperf_schedule_seconds": pod_iperf_schedule_seconds, "pod_iperf_records": pod_iperf_records}

@@ -15,16 +15,37 @@ description:
     I(port) (found in C(/proc)); safe to call when none runs. Playbooks call it in an C(always) block.
   - I(role=client) runs C(iperf3 -c <server> -B <bind> -p <port> -P <streams> -t <duration> -J) (C(-R) with
     I(reverse) the server sends) bounded by I(timeout) and returns the parsed result (module_utils/iperf_parse).
+  - I(role=servers) starts (or, I(state=stopped), stops) every server in I(listen) at once; these serve
+    test after test (no C(-1)) until stopped or I(lifetime) runs out. A host's whole iperf3 schedule needs
+    one such call.
+  - I(role=clients) runs this host's tests of a whole schedule (I(tests)) in one task, each at
+    I(start_at) + its C(offset); tests with the same start run at once. Every host of a round launches its
+    part at the same moment, so a round costs its test duration, not one SSH launch per test from the
+    controller (issue 19). A server still busy with the previous round is retried for I(busy_retry) seconds.
   - A missing iperf3, a refused connection or a timeout give I(status=error) with a I(reason), not a task
     failure, so the playbook records the test as C(error) and goes on (set I(fail_on_error) to fail instead).
   - Check mode runs nothing and returns the command that would run.
 version_added: "0.2.0"
 options:
   role:
-    description: C(server) or C(client).
+    description: C(server) or C(client) (one test), C(servers) or C(clients) (a host's whole schedule).
     type: str
-    choices: [server, client]
+    choices: [server, client, servers, clients]
     required: true
+  listen:
+    description: Role C(servers) - the servers to start or stop, each C({bind, port}) (C(pid) when stopping).
+    type: list
+    elements: dict
+  tests:
+    description:
+      - Role C(clients) - this host's tests, each C({id, server, port, bind, reverse, offset}); C(offset) is
+        seconds after I(start_at). I(streams), I(duration), I(length), I(omit) and I(timeout) apply to all.
+    type: list
+    elements: dict
+  busy_retry:
+    description: Role C(clients) - seconds to retry a test whose server is still busy (then C(late_by) is set).
+    type: float
+    default: 5.0
   state:
     description: Server only - C(started) or C(stopped).
     type: str
@@ -119,6 +140,16 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+servers:
+  description: Role C(servers), started - per server C(bind), C(port), C(status), C(pid) or C(reason).
+  returned: role=servers
+  type: list
+tests:
+  description:
+    - Role C(clients) - per test its C(id), C(status), C(reason), C(result), C(started_at) (epoch seconds)
+      and C(late_by) (seconds after its planned start, when over 2).
+  returned: role=clients
+  type: list
 status:
   description: C(ok), C(error) (could not run - see I(reason)) or C(skipped) (check mode).
   returned: always
@@ -152,6 +183,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -228,15 +260,42 @@ def _zombie(pid):
         return True
 
 
+def stop_servers(port, pid=None):
+    """Stop the server ``pid`` (if it is ours) and any other iperf3 server on ``port`` in this namespace."""
+    pids = []
+    if pid and is_our_iperf_server(_cmdline(pid), port):
+        pids.append(pid)  # the timeout wrapper's command line names iperf3 -s -p <port> too
+    pids += [x for x in _servers_on(port) if x not in pids]
+    return _kill(pids)
+
+
+def start_server(argv, bind, port):
+    """Start one server (argv from iperf_server_argv), wait until it listens: {status, pid | reason}."""
+    if _listening(port):
+        stale = _servers_on(port)
+        if stale:
+            _kill(stale)  # a server left from an interrupted run
+        if _listening(port):
+            return {"status": "error", "reason": "port %d is already in use on this host" % port}
+    with open(os.devnull, "rb") as nul_in, open(os.devnull, "wb") as nul_out:
+        proc = subprocess.Popen(argv, stdin=nul_in, stdout=nul_out, stderr=nul_out, start_new_session=True,
+                                close_fds=True)
+    for _ in range(100):
+        if _listening(port):
+            return {"status": "ok", "pid": proc.pid}
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    _kill([proc.pid])
+    return {"status": "error", "reason": "iperf3 server did not start listening on %s:%d (exit %s)"
+            % (bind, port, proc.poll())}
+
+
 def server(module, p, iperf3):
     if p["state"] == "stopped":
         if module.check_mode:
             module.exit_json(changed=False, status="skipped", cmd=[], stopped=[])
-        pids = []
-        if p["pid"] and is_our_iperf_server(_cmdline(p["pid"]), p["port"]):
-            pids.append(p["pid"])  # the timeout wrapper's command line names iperf3 -s -p <port> too
-        pids += [x for x in _servers_on(p["port"]) if x not in pids]
-        stopped = _kill(pids)
+        stopped = stop_servers(p["port"], p["pid"])
         module.exit_json(changed=bool(stopped), status="ok", cmd=[], stopped=stopped)
     if not p["bind"]:
         module.fail_json(msg="bind is required for role=server, state=started")
@@ -246,26 +305,40 @@ def server(module, p, iperf3):
         module.exit_json(changed=False, status="skipped", cmd=argv)
     if not iperf3:
         module.exit_json(changed=False, status="error", reason="iperf3 is not installed on this host", cmd=argv)
-    if _listening(p["port"]):
-        stale = _servers_on(p["port"])
-        if stale:
-            _kill(stale)  # a server left from an interrupted run
-        if _listening(p["port"]):
-            module.exit_json(changed=False, status="error", cmd=argv,
-                             reason="port %d is already in use on this host" % p["port"])
-    with open(os.devnull, "rb") as nul_in, open(os.devnull, "wb") as nul_out:
-        proc = subprocess.Popen(argv, stdin=nul_in, stdout=nul_out, stderr=nul_out, start_new_session=True,
-                                close_fds=True)
-    for _ in range(100):
-        if _listening(p["port"]):
-            module.exit_json(changed=True, status="ok", cmd=argv, pid=proc.pid)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    _kill([proc.pid])
-    module.exit_json(changed=False, status="error", cmd=argv,
-                     reason="iperf3 server did not start listening on %s:%d (exit %s)"
-                     % (p["bind"], p["port"], proc.poll()))
+    out = start_server(argv, p["bind"], p["port"])
+    module.exit_json(changed=out["status"] == "ok", cmd=argv, **out)
+
+
+def servers(module, p, iperf3):
+    """role=servers: every listed server at once (started: serving test after test; stopped: all gone)."""
+    listen = []
+    for item in p["listen"] or []:
+        if not isinstance(item, dict) or not item.get("port") or (p["state"] == "started" and not item.get("bind")):
+            module.fail_json(msg="listen entries need bind and port: %r" % (item,))
+        listen.append({"bind": item.get("bind"), "port": int(item["port"]), "pid": item.get("pid")})
+    if p["state"] == "stopped":
+        if module.check_mode:
+            module.exit_json(changed=False, status="skipped", stopped=[])
+        stopped = []
+        for item in listen:
+            stopped += stop_servers(item["port"], item["pid"])
+        module.exit_json(changed=bool(stopped), status="ok", stopped=stopped)
+    timeout_bin = module.get_bin_path("timeout")
+    out = []
+    for item in listen:
+        argv = iperf_server_argv(iperf3 or "iperf3", item["bind"], item["port"], p["lifetime"], timeout_bin,
+                                 one_off=False)
+        entry = {"bind": item["bind"], "port": item["port"], "cmd": argv}
+        if module.check_mode:
+            entry.update(status="skipped")
+        elif not iperf3:
+            entry.update(status="error", reason="iperf3 is not installed on this host")
+        else:
+            entry.update(start_server(argv, item["bind"], item["port"]))
+        out.append(entry)
+    if module.check_mode:
+        module.exit_json(changed=False, status="skipped", servers=out)
+    module.exit_json(changed=any(e["status"] == "ok" for e in out), status="ok", servers=out)
 
 
 def tool_version(path):
@@ -278,43 +351,113 @@ def tool_version(path):
         return "version unknown"
 
 
-def client(module, p, iperf3):
-    if not p["server"]:
-        module.fail_json(msg="server is required for role=client")
-    argv = iperf_client_argv(iperf3 or "iperf3", p["server"], p["port"], p["bind"], p["streams"], p["duration"],
-                             p["reverse"], p["length"], p["omit"])
-    if module.check_mode:
-        module.exit_json(changed=False, status="skipped", cmd=argv, result={})
+BUSY = "server is busy"
+
+
+def run_test(iperf3, t, start_at=None, busy_retry=0.0):
+    """One client test; ``t`` holds server, port, bind, streams, duration, reverse, length, omit, timeout.
+    Waits for ``start_at``; a server still busy with the previous round's test is retried for up to
+    ``busy_retry`` seconds (the result then says how late it started: ``late_by``)."""
+    argv = iperf_client_argv(iperf3 or "iperf3", t["server"], t["port"], t.get("bind"), t["streams"], t["duration"],
+                             t.get("reverse", False), t.get("length"), t.get("omit", 0))
     if not iperf3:
         return {"status": "error", "reason": "iperf3 is not installed on this host", "cmd": argv, "result": {}}
-    limit = p["timeout"] or (p["duration"] + p["omit"] + 30)
-    if p["start_at"]:
-        time.sleep(max(0.0, min(600.0, p["start_at"] - time.time())))
+    limit = t.get("timeout") or (t["duration"] + t.get("omit", 0) + 30)
+    if start_at:
+        time.sleep(max(0.0, min(600.0, start_at - time.time())))
+    give_up = time.time() + busy_retry
+    while True:
+        began = time.time()
+        out = _one_client(iperf3, argv, t, limit)
+        if BUSY not in (out.get("reason") or "") or time.time() >= give_up:
+            break
+        time.sleep(0.5)
+    out["started_at"] = round(began, 3)
+    if start_at and began - start_at > 2:
+        out["late_by"] = round(began - start_at, 1)
+    return out
+
+
+def _one_client(iperf3, argv, t, limit):
     try:
         res = subprocess.run(argv, capture_output=True, text=True, timeout=limit, env=dict(os.environ, LC_ALL="C"))
         out, rc, err = res.stdout, res.returncode, res.stderr
     except subprocess.TimeoutExpired:
         return {"status": "error", "cmd": argv, "result": {},
-                "reason": "iperf3 client to %s:%d did not finish in %ds" % (p["server"], p["port"], limit)}
+                "reason": "iperf3 client to %s:%d did not finish in %ds" % (t["server"], t["port"], limit)}
     try:
         parsed = parse_iperf3(out)
     except ValueError as exc:
         # never a number from a half-read output: an error naming this node and the iperf3 that printed it
         return {"status": "error", "cmd": argv, "result": {},
                 "reason": "%s: iperf3 %s -> %s:%d printed output that cannot be read (%s, exit %s): %s%s" % (
-                    socket.gethostname().split(".")[0], p["bind"] or "", p["server"], p["port"],
+                    socket.gethostname().split(".")[0], t.get("bind") or "", t["server"], t["port"],
                     tool_version(iperf3), rc, exc, "; stderr: " + err.strip()[-300:] if err.strip() else "")}
     if parsed["status"] != "ok":
         reason = parsed["error"] or (err.strip() or "iperf3 exited %d" % rc)
-        return {"status": "error", "reason": "iperf3 %s -> %s:%d: %s" % (p["bind"] or "", p["server"], p["port"],
+        return {"status": "error", "reason": "iperf3 %s -> %s:%d: %s" % (t.get("bind") or "", t["server"], t["port"],
                                                                        reason), "cmd": argv, "result": parsed}
     return {"status": "ok", "cmd": argv, "result": parsed}
+
+
+COMMON = ("streams", "duration", "omit", "length", "timeout")
+
+
+def client(module, p, iperf3):
+    if not p["server"]:
+        module.fail_json(msg="server is required for role=client")
+    t = dict((k, p[k]) for k in COMMON + ("server", "port", "bind", "reverse"))
+    if module.check_mode:
+        argv = iperf_client_argv(iperf3 or "iperf3", p["server"], p["port"], p["bind"], p["streams"], p["duration"],
+                                 p["reverse"], p["length"], p["omit"])
+        module.exit_json(changed=False, status="skipped", cmd=argv, result={})
+    return run_test(iperf3, t, p["start_at"])
+
+
+def clients(module, p, iperf3):
+    """role=clients: this host's tests of a whole schedule. Each test starts at I(start_at) + its
+    I(offset); tests with the same start run at once (threads), one start after another."""
+    tests = []
+    for item in p["tests"] or []:
+        if not isinstance(item, dict) or not item.get("server") or not item.get("port") or not item.get("id"):
+            module.fail_json(msg="tests entries need id, server and port: %r" % (item,))
+        t = dict((k, p[k]) for k in COMMON)
+        t.update(id=str(item["id"]), server=item["server"], port=int(item["port"]), bind=item.get("bind"),
+                 reverse=bool(item.get("reverse", False)), offset=float(item.get("offset") or 0))
+        tests.append(t)
+    if module.check_mode:
+        module.exit_json(changed=False, status="skipped", tests=[
+            {"id": t["id"], "status": "skipped", "result": {},
+             "cmd": iperf_client_argv(iperf3 or "iperf3", t["server"], t["port"], t["bind"], t["streams"],
+                                      t["duration"], t["reverse"], t["length"], t["omit"])} for t in tests])
+    base = p["start_at"] or time.time()
+    results = {}
+    for offset in sorted({t["offset"] for t in tests}):
+        group = [t for t in tests if t["offset"] == offset]
+        threads = []
+        for t in group:
+            def work(t=t, at=base + offset):
+                results[t["id"]] = run_test(iperf3, t, at, p["busy_retry"])
+            th = threading.Thread(target=work)
+            th.start()
+            threads.append(th)
+        for th in threads:
+            th.join()
+    out = []
+    for t in tests:
+        r = dict(results.get(t["id"]) or {"status": "error", "reason": "not run", "result": {}})
+        r["id"] = t["id"]
+        out.append(r)
+    return {"status": "ok", "tests": out}
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            role=dict(type="str", required=True, choices=["server", "client"]),
+            role=dict(type="str", required=True, choices=["server", "client", "servers", "clients"]),
+            listen=dict(type="list", elements="dict"),
+            tests=dict(type="list", elements="dict"),
+            busy_retry=dict(type="float", default=5.0),
             state=dict(type="str", default="started", choices=["started", "stopped"]),
             bind=dict(type="str"),
             port=dict(type="int", default=5201),
@@ -339,6 +482,10 @@ def main():
         iperf3 = None
     if p["role"] == "server":
         server(module, p, iperf3)
+    if p["role"] == "servers":
+        servers(module, p, iperf3)
+    if p["role"] == "clients":
+        module.exit_json(changed=False, **clients(module, p, iperf3))
     out = client(module, p, iperf3)
     if out["status"] == "error" and p["fail_on_error"]:
         module.fail_json(msg=out["reason"], **out)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence
 
 
-def iperf_server_argv(iperf3: str, bind: str, port: int, lifetime: int, timeout_bin: Optional[str] = None) -> List[str]:
-    """A one-off server (``-1``: exits after one test) bound to one address; ``timeout`` kills it after
+def iperf_server_argv(iperf3: str, bind: str, port: int, lifetime: int, timeout_bin: Optional[str] = None,
+                      one_off: bool = True) -> List[str]:
+    """A server bound to one address: one-off (``-1``: exits after one test), or, with ``one_off=False``, one
+    that serves test after test (a host's whole schedule, one test at a time); ``timeout`` kills it after
     ``lifetime`` seconds even if nobody stops it (a crashed play never leaves servers behind for long)."""
-    argv = [iperf3, "-s", "-1", "-B", bind, "-p", str(int(port))]
+    argv = [iperf3, "-s"] + (["-1"] if one_off else []) + ["-B", bind, "-p", str(int(port))]
     if timeout_bin:
         argv = [timeout_bin, "-k", "5", str(int(lifetime))] + argv
     return argv

@@ -228,8 +228,9 @@ def test_a_stopped_storage_node_fails_in_bounded_time_naming_its_addresses(conve
 
 def test_a_half_rate_nic_fails_exactly_its_pairs(converged):
     node, nic = "sim-dgx2", "enp12s0"
-    # 8 tests run at once on 2 shared cores: a pair reaches ~2-2.5 Gbit/s, so 1 Gbit/s is under half of it
-    run(PODSIM, "shape", node, nic, "--rate", "1gbit", check=True)
+    # 8 tests run at once on 2 shared cores: a pair reaches ~2-2.5 Gbit/s on an idle machine and ~1 Gbit/s
+    # with other work on it (seen: three unit suites beside the test), so 300 Mbit/s stays under half of it
+    run(PODSIM, "shape", node, nic, "--rate", "300mbit", check=True)
     try:
         res = run("ansible-playbook", "validate.yml", "--tags", "network", timeout=900)
         assert res.returncode != 0
@@ -301,6 +302,9 @@ def test_a_renamed_nic_is_caught(converged):
     run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
 
 
+NETWORK_STATE = ("--tags", "network", "--skip-tags", "iperf")
+
+
 def test_mtu_changed_by_hand_is_shown_caught_and_fixed(converged):
     node, nic = "sim-dgx3", "enp12s0"
     run(PODSIM, "exec", node, "--", "ip", "link", "set", "dev", nic, "mtu", "1500", check=True)
@@ -311,7 +315,8 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(converged):
     assert recap(check.stdout)[node]["changed"] == 1, recap(check.stdout)
     assert all(recap(check.stdout)[h]["changed"] == 0 for h in DGX if h != node)
     # validate fails, naming node and NIC, for the node and for its peers' pings into it
-    res = run("ansible-playbook", "validate.yml", *STATE_ONLY)
+    # the network stage alone (state and ping mesh, no iperf): the other stages run in other tests
+    res = run("ansible-playbook", "validate.yml", *NETWORK_STATE)
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "[network %s] kernel differs from the model: %s mtu: 1500 -> 9000" % (node, nic) in out, out[-3000:]
@@ -319,10 +324,10 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(converged):
     infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q",
                 "tests/infra", "--pod-inventory", "inventories/sim", "-k", "mtu")
     assert infra.returncode != 0 and "%s %s: MTU 1500, model 9000" % (node, nic) in infra.stdout, infra.stdout[-3000:]
-    # a deploy fixes it; then everything passes again
+    # a deploy fixes it; then the network stage passes again
     fix = run("ansible-playbook", "site.yml", check=True)
     assert recap(fix.stdout)[node]["changed"] >= 1
-    run("ansible-playbook", "validate.yml", *STATE_ONLY, check=True)
+    run("ansible-playbook", "validate.yml", *NETWORK_STATE, check=True)
 
 
 @pytest.mark.long  # a second fault of a stage that CI already covers: `make test-long`

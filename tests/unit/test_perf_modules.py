@@ -82,6 +82,39 @@ def test_iperf_server_client_stop_and_errors(tmp_path):
 
 
 @needs
+def test_iperf_servers_and_clients_run_a_host_schedule(tmp_path):
+    """role=servers starts servers that serve test after test; role=clients runs its tests at their offsets
+    (two at once, then one on a server that already served a test); stopping leaves nothing."""
+    a, b = free_port(), free_port()
+    listen = [{"bind": "127.0.0.1", "port": a}, {"bind": "127.0.0.1", "port": b}]
+    tests = [{"id": "r1:x", "server": "127.0.0.1", "port": a, "bind": "127.0.0.1", "offset": 0},
+             {"id": "r1:y", "server": "127.0.0.1", "port": b, "bind": "127.0.0.1", "reverse": True, "offset": 0},
+             {"id": "r2:x", "server": "127.0.0.1", "port": a, "bind": "127.0.0.1", "offset": 2.5},
+             {"id": "r2:z", "server": "127.0.0.1", "port": free_port(), "offset": 2.5}]
+    r = run_tasks(tmp_path, [
+        ("pod_iperf", "servers", {"role": "servers", "listen": listen, "lifetime": 60}),
+        ("pod_iperf", "clients", {"role": "clients", "tests": tests, "duration": 1, "streams": 1,
+                                  "start_at": "{{ now().timestamp() + 0.5 }}", "busy_retry": 0}),
+        ("pod_iperf", "stop", {"role": "servers", "state": "stopped", "listen": "{{ r0.servers }}"}),
+        ("pod_iperf", "dry", {"role": "clients", "tests": tests[:1]}, True),
+    ])
+    started = r["servers"]["servers"]
+    assert [s["status"] for s in started] == ["ok", "ok"] and all(s["pid"] for s in started), started
+    assert "-1" not in started[0]["cmd"]  # serves every round, not one test
+    got = {t["id"]: t for t in r["clients"]["tests"]}
+    assert [t["id"] for t in r["clients"]["tests"]] == ["r1:x", "r1:y", "r2:x", "r2:z"]
+    assert all(got[i]["status"] == "ok" and got[i]["result"]["received_bps"] > 1e7 for i in ("r1:x", "r1:y", "r2:x"))
+    assert "-R" in got["r1:y"]["cmd"] and "-R" not in got["r1:x"]["cmd"]
+    assert got["r2:z"]["status"] == "error" and "Connection refused" in got["r2:z"]["reason"]
+    # the two round-1 tests ran together, round 2 from its offset
+    s1, s2 = (got[i]["started_at"] for i in ("r1:x", "r1:y"))
+    assert abs(s1 - s2) < 1.0 and got["r2:x"]["started_at"] - s1 >= 2.0, got
+    assert {s["pid"] for s in started} <= set(r["stop"]["stopped"])
+    assert not iperf_servers(a) and not iperf_servers(b)
+    assert r["dry"]["status"] == "skipped" and r["dry"]["tests"][0]["status"] == "skipped"
+
+
+@needs
 def test_fio_runs_parses_cleans_up_and_bounds_errors(tmp_path):
     dirs = [str(tmp_path / "m1"), str(tmp_path / "m2")]
     for d in dirs:
