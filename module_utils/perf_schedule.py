@@ -34,9 +34,11 @@ import random
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:  # as an Ansible module_util
+    from ansible.module_utils.iperf_launch import round_seconds
     from ansible.module_utils.perf_plan import (DATA_TRAFFIC, _test, bipartite_rounds, eta_seconds, iperf_plan,
                                                 round_robin)
 except ImportError:  # filter plugins, scripts and tests (module_utils on sys.path)
+    from iperf_launch import round_seconds  # type: ignore
     from perf_plan import DATA_TRAFFIC, _test, bipartite_rounds, eta_seconds, iperf_plan, round_robin  # type: ignore
 
 SCHEDULES = ("auto", "all_pairs", "matchings")
@@ -45,17 +47,22 @@ MIN_MATCHINGS = 3         # a NIC meets at least 3 distinct peers: one slow peer
 STORAGE_ROUNDS = 3        # matchings: DGX<->storage rounds; each storage NIC meets 3 distinct DGX
 SEED = 19                 # the matchings' shuffle (per fabric: "<seed>:<fabric>"), fixed so plans are reproducible
 
-# Per-round overhead once every host launches its part of the rounds at once (issue 19 item 2) - 10 s whatever the
-# number of tests: perf_iperf_round.yml gives its clients 5 s of start slack (start_at = now + 5 + ...) and
-# polls them every 2 s, and stopping the servers and recording the round takes a few seconds more; a launcher
-# that hands each host its whole part up front needs less (a gap of a few seconds per round for connecting and
-# the JSON exchange), so 10 s is the upper end. perf_plan.eta_seconds's default is 5 s.
-ROUND_OVERHEAD_S = 10.0
-# What a test adds to its round while the controller launches a round's tests one by one (perf_iperf_round.yml's
-# delegate_to loops): four calls per test (server start, client launch - reserved as 3 s by start_at -,
-# async_status, server stop) at about 2.6 s each, the figure issue 19 measured per launch.
+# The launcher of issue 19 item 2 (playbooks/validate_perf.yml, module_utils/iperf_launch.py): every host gets its
+# part of the whole schedule up front; round r starts (r - 1) x round_seconds(duration, omit, gap) after a common
+# start, so a round costs its test plus a 3 s gap (pod_perf_iperf_gap). Once per schedule: the start margin
+# (pod_perf_iperf_start_margin, 10 s + 0.1 s a host) and the plays' parallel tasks (start servers, launch the
+# clients, wait, stop, record: LAUNCH_TASKS tasks over the hosts, forks at a time, about 2.6 s an SSH round, the
+# launch figure issue 19 measured). On the 4-DGX simulator this gives 7 x 8 + 10.6 + 13 = 80 s for the quick
+# network test, measured ~75 s (docs/validation.md).
+GAP_S = 3.0
+LAUNCH_TASKS = 5
+SSH_S = 2.6
+FORKS = 50                # ansible.cfg
+# Before item 2 the controller launched a round's tests one by one (delegate_to loops): four calls per test
+# (server start, client launch - reserved as 3 s by start_at -, async_status, server stop) of ~2.6 s each.
 SERIAL_S_PER_TEST = 2.6 + 3.0 + 2.6 + 2.6
 FIO_LAYOUT_S = 30.0       # playbooks/validate_perf.yml: a fio step = ramp_time + runtime + 30 s (layout)
+FIO_OVERHEAD_S = 5.0      # per fio step, perf_plan.eta_seconds's default
 
 
 def choose(n_dgx: int, schedule: str = "auto", all_pairs_max: int = ALL_PAIRS_MAX) -> str:
@@ -192,16 +199,26 @@ def fio_step_seconds(run: Dict[str, Any]) -> float:
     return float(fio.get("ramp_time") or 0) + float(fio.get("runtime") or 0) + FIO_LAYOUT_S
 
 
-def predict_seconds(plan: Sequence[Dict[str, Any]], run: Dict[str, Any], fio_steps: int = 0,
-                    round_overhead: float = ROUND_OVERHEAD_S, per_test: float = 0.0) -> float:
+def network_setup_seconds(hosts: int, forks: int = FORKS) -> float:
+    """Once per schedule: the start margin (10 s + 0.1 s a host) and LAUNCH_TASKS parallel tasks over ``hosts``."""
+    if hosts <= 0:
+        return 0.0
+    return 10.0 + 0.1 * hosts + LAUNCH_TASKS * math.ceil(hosts / float(max(1, forks))) * SSH_S
+
+
+def predict_seconds(plan: Sequence[Dict[str, Any]], run: Dict[str, Any], fio_steps: int = 0, gap: float = GAP_S,
+                    forks: int = FORKS, per_test: float = 0.0) -> float:
     """Predicted seconds of a plan under a run profile (profiles/*.yml ``perf_runs.full`` / ``quick``): every
-    round its iperf duration plus ``round_overhead`` (perf_plan.eta_seconds), plus ``per_test`` seconds for each
-    test when a round launches its tests one by one (``SERIAL_S_PER_TEST``; 0 when all hosts launch at once),
-    plus ``fio_steps`` fio steps (``fio_step_seconds``)."""
-    duration = float((run.get("iperf") or {}).get("duration") or 0)
+    round round_seconds(duration, omit, gap) of module_utils/iperf_launch.py, plus ``network_setup_seconds`` for
+    the hosts of the plan, plus ``per_test`` seconds a test when a round's tests are launched one by one
+    (``SERIAL_S_PER_TEST``, the launcher before issue 19 item 2; 0 now), plus ``fio_steps`` fio steps
+    (``fio_step_seconds`` + the per-step overhead of perf_plan.eta_seconds)."""
+    iperf = run.get("iperf") or {}
+    hosts = {t[k] for r in plan for t in r["tests"] for k in ("client", "server")}
     tests = sum(len(r["tests"]) for r in plan)
-    return (eta_seconds(len(plan), duration, fio_steps, fio_step_seconds(run), overhead=round_overhead)
-            + per_test * tests)
+    network = (len(plan) * round_seconds(float(iperf.get("duration") or 0), float(iperf.get("omit") or 0), gap)
+               + network_setup_seconds(len(hosts), forks) + per_test * tests)
+    return network + eta_seconds(0, 0, fio_steps, fio_step_seconds(run), overhead=FIO_OVERHEAD_S)
 
 
 # ------------------------------------------------------------------------------------------------ localisation

@@ -29,8 +29,9 @@ sys.path.insert(0, os.path.join(ROOT, "module_utils"))
 import yaml  # noqa: E402
 
 from perf_plan import fio_steps, format_eta  # noqa: E402
-from perf_schedule import (ALL_PAIRS_MAX, ROUND_OVERHEAD_S, SCHEDULES, SERIAL_S_PER_TEST, STORAGE_ROUNDS,  # noqa: E402
-                           choose, fio_step_seconds, iperf_storage_hosts, predict_seconds, schedule_plan, summary)
+from perf_schedule import (ALL_PAIRS_MAX, GAP_S, SCHEDULES, SERIAL_S_PER_TEST, STORAGE_ROUNDS,  # noqa: E402
+                           choose, fio_step_seconds, iperf_storage_hosts, network_setup_seconds, predict_seconds,
+                           schedule_plan, summary)
 
 SYNTHETIC = ipaddress.ip_address("198.18.0.0")  # RFC 2544 benchmarking range: never a real pod's
 
@@ -89,12 +90,14 @@ def plan_report(inventory: str, profile: str = "full", dgx=None, schedule: str =
                          storage_iperf=iperf_storage)
     steps = len(fio_steps(groups["dgx"], run.get("fio_scaling") or "linear"))
     network = predict_seconds(plan, run)
+    hosts_in = {t[k] for r in plan for t in r["tests"] for k in ("client", "server")}
     return {"inventory": inventory, "pod": pod.get("name"), "ra_profile": pod["ra_profile"], "profile": profile,
             "iperf_duration": (run.get("iperf") or {}).get("duration"), "dgx": len(groups["dgx"]),
             "dgx_in_inventory": source_dgx, "storage": len(storage), "storage_iperf": len(iperf_storage),
             "schedule": choose(len(groups["dgx"]), schedule, all_pairs_max), "requested": schedule,
             "all_pairs_max": all_pairs_max, "summary": summary(plan, model, groups["dgx"], fabrics),
-            "round_overhead_s": ROUND_OVERHEAD_S, "network_s": network,
+            "gap_s": GAP_S, "hosts": len(hosts_in), "setup_s": network_setup_seconds(len(hosts_in)),
+            "network_s": network,
             "network_serial_launch_s": predict_seconds(plan, run, per_test=SERIAL_S_PER_TEST),
             "fio_scaling": run.get("fio_scaling") or "linear", "fio_steps": steps, "fio_step_s": fio_step_seconds(run),
             "fio_s": predict_seconds([], run, fio_steps=steps),
@@ -117,9 +120,11 @@ def text(r) -> str:
         lines.append("  %-12s %8d %7d %16d %10s %14d" % (name, f["dgx_nics"], f["dgx_rounds"],
                                                         f["min_covered_per_round"],
                                                         "%d-%d" % (f["min_peers"], f["max_peers"]), f["storage_tests"]))
-    lines += ["predicted network (iperf3): %s - %d rounds x (%s s + %.0f s overhead), every host launching its tests "
-              "at once" % (format_eta(r["network_s"]), s["rounds"], r["iperf_duration"], r["round_overhead_s"]),
-              "  with a round's tests launched one by one (perf_iperf_round.yml's loops, %.1f s a test): %s"
+    lines += ["predicted network (iperf3): %s - %d rounds x (%s s + %.0f s gap) + %.0f s to start and collect on %d "
+              "hosts, every host launching its part at once" % (format_eta(r["network_s"]), s["rounds"],
+                                                                 r["iperf_duration"], r["gap_s"], r["setup_s"],
+                                                                 r["hosts"]),
+              "  had every test been launched one by one (before issue 19 item 2, %.1f s a test): %s"
               % (SERIAL_S_PER_TEST, format_eta(r["network_serial_launch_s"])),
               "predicted storage (fio, %s): %s - %d steps x %.0f s" % (r["fio_scaling"], format_eta(r["fio_s"]),
                                                                        r["fio_steps"], r["fio_step_s"]),

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from perf_plan import iperf_plan
 from perf_sample import profile, sim_model
-from perf_schedule import (ALL_PAIRS_MAX, ROUND_OVERHEAD_S, SERIAL_S_PER_TEST, check_plan, choose, dgx_matchings,
-                           fio_step_seconds, iperf_storage_hosts, localise, matching_count, predict_seconds,
-                           schedule_plan, storage_sample, summary, verdict)
+from perf_schedule import (ALL_PAIRS_MAX, GAP_S, SERIAL_S_PER_TEST, check_plan, choose, dgx_matchings,
+                           fio_step_seconds, iperf_storage_hosts, localise, matching_count, network_setup_seconds,
+                           predict_seconds, schedule_plan, storage_sample, summary, verdict)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "plan_perf.py")
@@ -263,13 +263,22 @@ def test_predicted_seconds():
     hosts, dgx, storage, fabrics = pod(4, 2, 2)
     plan = schedule_plan(hosts, dgx, storage, fabrics)
     tests = sum(len(r["tests"]) for r in plan)
-    assert predict_seconds(plan, FULL) == len(plan) * (300 + ROUND_OVERHEAD_S)
-    assert predict_seconds(plan, FULL, fio_steps=4) == len(plan) * (300 + ROUND_OVERHEAD_S) + 4 * (
-        690 + ROUND_OVERHEAD_S)
+    setup = network_setup_seconds(6)  # 4 DGX + 2 storage nodes take part
+    assert setup == 10 + 0.6 + 5 * 2.6
+    assert predict_seconds(plan, FULL) == pytest.approx(len(plan) * (300 + GAP_S) + setup)
+    assert predict_seconds(plan, FULL, fio_steps=4) == pytest.approx(len(plan) * (300 + GAP_S) + setup
+                                                                     + 4 * (690 + 5))
+    assert predict_seconds(plan, dict(FULL, iperf=dict(FULL["iperf"], omit=2))) == pytest.approx(
+        len(plan) * (302 + GAP_S) + setup)
     assert fio_step_seconds(FULL) == 690 and fio_step_seconds(QUICK) == 35
     assert predict_seconds(plan, QUICK, per_test=SERIAL_S_PER_TEST) == pytest.approx(
-        len(plan) * (5 + ROUND_OVERHEAD_S) + tests * SERIAL_S_PER_TEST)
+        len(plan) * (5 + GAP_S) + setup + tests * SERIAL_S_PER_TEST)
     assert predict_seconds([], FULL) == 0
+    # the fan-out grows by one SSH round per task every 50 hosts
+    assert network_setup_seconds(51) - network_setup_seconds(50) == pytest.approx(0.1 + 5 * 2.6)
+    # the simulator's quick network test: 7 rounds of 5 s + 3 s, ~80 s predicted (measured ~75 s)
+    sim, shosts, groups = sim_model()
+    assert 70 <= predict_seconds(iperf_plan(shosts, groups["dgx"], groups["storage"], sim["fabrics"]), QUICK) <= 90
 
 
 def test_predicted_times_grow_with_the_pod_and_meet_the_target():
@@ -283,7 +292,8 @@ def test_predicted_times_grow_with_the_pod_and_meet_the_target():
     sizes = sorted(times)
     assert all(times[a] <= times[b] for a, b in zip(sizes, sizes[1:], strict=False))
     assert times[140] <= 3600  # issue 19: the network part of a full validation of 140 DGX within an hour
-    assert times[1000] <= times[140] + 2 * (300 + ROUND_OVERHEAD_S)  # O(log N): 2 more rounds for 7x the DGX
+    # O(log N): 2 more rounds for 7x the DGX, and the fan-out over 860 more hosts
+    assert times[1000] <= times[140] + 2 * (300 + GAP_S) + network_setup_seconds(1008) - network_setup_seconds(148)
 
 
 # ------------------------------------------------------------------------------------------ the script
@@ -301,7 +311,7 @@ def test_script_on_the_simulator_inventory():
     r = _run("-i", "inventories/sim", "--profile", "quick")
     assert r["schedule"] == "all_pairs" and r["dgx"] == 4 and r["storage_iperf"] == 2
     assert r["summary"]["kinds"] == {"dgx-dgx": {"rounds": 3, "tests": 24}, "dgx-storage": {"rounds": 4, "tests": 16}}
-    assert r["network_s"] == 7 * (5 + ROUND_OVERHEAD_S)
+    assert r["network_s"] == pytest.approx(7 * (5 + GAP_S) + network_setup_seconds(6)) and r["hosts"] == 6
     assert r["fio_steps"] == 4
 
 
