@@ -145,6 +145,12 @@ def test_matchings_at_superpod_size_cover_every_link_every_round_against_distinc
         assert len({t["client"] for t in st_tests}) == 24
         for s_host in storage:
             assert len({t["client"] for t in st_tests if t["server"] == s_host}) == 3
+    # the launcher of issue 19 item 2 takes the plan: one server per fabric on each DGX for the whole schedule
+    from iperf_launch import host_schedules, round_seconds
+    parts = host_schedules(plan, round_seconds(300, 0, 3))
+    assert set(parts) == set(dgx) | set(storage)
+    assert sum(len(p["tests"]) for p in parts.values()) == s["tests"]
+    assert all(len(parts[h]["listen"]) <= 4 for h in dgx) and all(len(parts[h]["listen"]) == 2 for h in storage)
     # the peers are spread over the pod, not the inventory neighbours (a shuffled tournament)
     near = sum(1 for t in dgx_tests(plan, "f0") if abs(int(t["client"][3:]) - int(t["server"][3:])) == 1)
     assert near < 20
