@@ -14,15 +14,28 @@ def _model(host_names, hostvars):
     return {h: {k: hostvars[h].get(k) for k in ("nics", "dgx_model", "gpus")} for h in host_names}
 
 
-def pod_iperf_plan(pod, hostvars, groups, storage_iperf=None, base_port=5201):
-    """Rounds of iperf3 tests: DGX tournament per data fabric, then DGX<->storage with the storage hosts that can
-    run iperf3 (storage_iperf; default: storage_node.iperf3 true, or the simulator's nfs-ganesha nodes)."""
+from ansible.errors import AnsibleFilterError  # noqa: E402
+from perf_schedule import ALL_PAIRS_MAX, SEED, STORAGE_ROUNDS, choose, iperf_storage_hosts, schedule_plan  # noqa: E402
+
+
+def pod_iperf_plan(pod, hostvars, groups, storage_iperf=None, base_port=5201, schedule="auto",
+                   all_pairs_max=ALL_PAIRS_MAX, rounds=None, storage_rounds=STORAGE_ROUNDS, seed=SEED):
+    """Rounds of iperf3 tests. ``schedule`` (pod_perf_schedule) auto | all_pairs | matchings: auto = every pair of
+    DGX on every data fabric up to ``all_pairs_max`` DGX (pod_perf_all_pairs_max), a few rounds of matchings per
+    fabric beyond (module_utils/perf_schedule.py). Then DGX<->storage with the storage hosts that can run iperf3
+    (storage_iperf; default: storage_node.iperf3 true, or the simulator's nfs-ganesha nodes)."""
     dgx, storage = list(groups.get("dgx", [])), list(groups.get("storage", []))
     if storage_iperf is None:
-        storage_iperf = [h for h in storage if (hostvars[h].get("storage_node") or {}).get(
-            "iperf3", (hostvars[h].get("storage_node") or {}).get("platform") == "nfs-ganesha")]
-    return iperf_plan(_model(dgx + storage, hostvars), dgx, storage, pod.get("fabrics") or [], int(base_port),
-                      list(storage_iperf))
+        storage_iperf = iperf_storage_hosts(storage, hostvars)
+    try:
+        if choose(len(dgx), str(schedule or "auto"), int(all_pairs_max)) == "all_pairs":  # as it always was
+            return iperf_plan(_model(dgx + storage, hostvars), dgx, storage, pod.get("fabrics") or [],
+                              int(base_port), list(storage_iperf))
+        return schedule_plan(_model(dgx + storage, hostvars), dgx, storage, pod.get("fabrics") or [], "matchings",
+                             int(all_pairs_max), int(rounds) if rounds else None, int(storage_rounds), seed,
+                             int(base_port), list(storage_iperf))
+    except ValueError as exc:
+        raise AnsibleFilterError("pod_iperf_plan: %s" % exc) from exc
 
 
 def pod_fio_steps(hosts, mode="linear", max_steps=None):

@@ -14,7 +14,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 DATA_TRAFFIC = ("compute", "storage")
 
@@ -79,18 +79,29 @@ def _test(kind: str, fabric: str, client: Dict[str, Any], server: Dict[str, Any]
 
 def iperf_plan(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Sequence[str],
                fabrics: Sequence[Dict[str, Any]], base_port: int = 5201,
-               storage_iperf: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+               storage_iperf: Optional[Sequence[str]] = None,
+               dgx_rounds: Optional[Callable[[List[Dict[str, Any]], str], List[List[Tuple[Any, Any]]]]] = None,
+               storage_rounds: Optional[Callable[[List[Dict[str, Any]], List[Dict[str, Any]], str],
+                                                 List[List[Tuple[Any, Any]]]]] = None) -> List[Dict[str, Any]]:
     """Rounds of iperf3 tests. ``hosts``: {host: {nics: [...]}} (the model's per-host ``nics``).
 
     Returns [{"round": i (1-based), "kind": "dgx-dgx" | "dgx-storage", "tests": [test, ...]}] with each test
     naming client/server host, NIC, address, modelled speeds, the slower end (``link_gbps``) and a port
-    unique per server host within the round."""
+    unique per server host within the round.
+
+    ``dgx_rounds(nics, fabric)`` / ``storage_rounds(dgx_nics, storage_nics, fabric)`` choose the pairs of each
+    round on one fabric (default: every pair, ``round_robin`` / ``bipartite_rounds``; the scaling schedules of
+    module_utils/perf_schedule.py pass their own). Each round they return must use a NIC at most once."""
+    if dgx_rounds is None:
+        dgx_rounds = lambda nics, fabric: round_robin(nics)  # noqa: E731
+    if storage_rounds is None:
+        storage_rounds = lambda d, s, fabric: bipartite_rounds(d, s)  # noqa: E731
     data_fabrics = [f for f in fabrics if set(f.get("carries") or []) & set(DATA_TRAFFIC)]
     rounds: List[Dict[str, Any]] = []
     per_fabric = []
     for fab in data_fabrics:
         nics = _fabric_nics(hosts, dgx, fab["name"])
-        per_fabric.append((fab["name"], round_robin(nics)))
+        per_fabric.append((fab["name"], dgx_rounds(nics, fab["name"])))
     n_rounds = max((len(r) for _, r in per_fabric), default=0)
     for i in range(n_rounds):
         tests = []
@@ -106,7 +117,7 @@ def iperf_plan(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Se
         for fab in st_fabrics:
             d = _fabric_nics(hosts, dgx, fab["name"])
             s = _fabric_nics(hosts, iperf_storage, fab["name"])
-            per_fabric.append((fab["name"], bipartite_rounds(d, s)))
+            per_fabric.append((fab["name"], storage_rounds(d, s, fab["name"])))
         n_rounds = max((len(r) for _, r in per_fabric), default=0)
         for i in range(n_rounds):
             tests = []
