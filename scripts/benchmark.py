@@ -3,7 +3,8 @@
 
     .venv/bin/python scripts/benchmark.py [--nodes 4 16] [--output docs/benchmarks.md]
 
-Also the switch config generation for a 1,000-switch fabric (scripts/switch_scale.py, no network).
+Also the switch config generation for a 1,000-switch fabric (scripts/switch_scale.py, no network) and the
+planned duration of a full validation at 4, 16, 140 and 1,000 DGX (scripts/plan_perf.py, no network).
 For each pod size: sim up (cold), sim up again (idempotent), site.yml first run, site.yml re-run
 (must be changed=0), switches.yml alone, validate.yml state checks only, the containers check, the whole validate.yml
 (iperf3 + fio, quick profile; pods up to --full-validate-max nodes), sim down. Also the set-up
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import re
@@ -23,10 +25,13 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
+sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+from perf_plan import format_eta  # noqa: E402
 
 
 MITOGEN = {"ANSIBLE_STRATEGY": "mitogen_linear"}  # strategy_plugins/mitogen_linear.py
 STATE_SKIP = "iperf,fio,nccl,training"  # validate.yml's state checks only
+PREDICT_DGX = (4, 16, 140, 1000)  # issue 19: predicted full validation durations
 
 
 def timed(cmd, env_extra=None, **kw):
@@ -75,6 +80,7 @@ def main() -> None:
     per = re.search(r"both:\s+([0-9.]+) s per switch", out)
     rows.append(("switch configs: structured + rendered, 1,000 switches from one model (no push)", "-", t,
                  "%s s per switch (target <= 0.05; scripts/switch_scale.py)" % (per.group(1) if per else "?")))
+    predicted(rows)
     timed([podsim, "down"])
     try:
         measure_sizes(args, podsim, rows)
@@ -85,6 +91,23 @@ def main() -> None:
         with open(os.path.join(ROOT, "inventories", "sim", "hosts.yml"), "w", encoding="utf-8") as fh:
             fh.write(inv)
     write_report(args, rows)
+
+
+def predicted(rows) -> None:
+    """The planned duration of a full-profile validation of the 004 pod's model scaled to 4, 16, 140 and 1,000
+    DGX (scripts/plan_perf.py: no host is contacted, and unshare -n makes sure of it)."""
+    for n in PREDICT_DGX:
+        t, out = timed(["unshare", "-n", os.path.join(VENV_BIN, "python"), "scripts/plan_perf.py", "-i",
+                        "inventories/dgxpod", "--dgx", str(n), "--json"])
+        try:
+            r = json.loads(out[out.index("{"):])
+        except ValueError:
+            rows.append(("predicted full validation (plan only)", n, t, "plan_perf.py failed: %s" % out[-200:]))
+            continue
+        rows.append(("predicted full validation (plan only; the seconds column is the planning time)", n, t,
+                     "network %s (%s, %d rounds), fio %s (%d steps), total %s" % (
+                         format_eta(r["network_s"]), r["schedule"], r["summary"]["rounds"], format_eta(r["fio_s"]),
+                         r["fio_steps"], format_eta(r["total_s"]))))
 
 
 def measure_sizes(args, podsim, rows) -> None:
@@ -116,10 +139,14 @@ def measure_sizes(args, podsim, rows) -> None:
         rows.append(("sim down", n, t, ""))
 
 
+BEGIN, END = "<!-- benchmark:begin -->", "<!-- benchmark:end -->"
+
+
 def write_report(args, rows) -> None:
+    """The measured table goes between the benchmark markers of the output file; what is around them (the
+    readings, the CI budget, sections measured by hand) is kept."""
     lines = [
-        "# Benchmarks",
-        "",
+        BEGIN,
         "Measured by `scripts/benchmark.py` on %s (%s, %d cores), %s UTC. Wall-clock seconds; each row is one run." % (
             platform.node(), platform.platform(terse=True), os.cpu_count() or 0,
             datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")),
@@ -129,10 +156,20 @@ def write_report(args, rows) -> None:
         "|---|---|---|---|",
     ]
     lines += ["| %s | %s | %.1f | %s |" % (name, n, t, note) for name, n, t, note in rows]
-    text = "\n".join(lines) + "\n"
+    lines.append(END)
+    table = "\n".join(lines)
+    try:
+        with open(args.output, encoding="utf-8") as fh:
+            old = fh.read()
+    except OSError:
+        old = ""
+    if BEGIN in old and END in old:
+        text = old[:old.index(BEGIN)] + table + old[old.index(END) + len(END):]
+    else:
+        text = "# Benchmarks\n\n" + table + "\n" + old.replace("# Benchmarks\n", "", 1)
     with open(args.output, "w", encoding="utf-8") as fh:
         fh.write(text)
-    print(text)
+    print(table)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 sinfo / scontrol / slurmd -C on output captured from a real Slurm 22.05.8, and which DGX a run drains."""
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 
 import pytest
 
@@ -254,3 +256,17 @@ def test_the_slurm_check_names_state_and_reason():
     assert checks["vm"]["cause"] == "drained in Slurm: check: nccl_busbw low (DGX1-2 at 40% of peers)"
     assert checks["DGX1-3"]["cause"] == "idle, not responding in Slurm: Not responding"
     assert checks["DGX1-4"]["measured"] == "absent" and "not a node of slurmctld" in checks["DGX1-4"]["cause"]
+
+
+def test_the_slurm_play_is_skipped_whole_on_a_pod_without_slurm(tmp_path):
+    """site.yml imports playbooks/slurm.yml for every pod: without pod.scheduler it must do nothing and not
+    fail (a static role's delegate_to to the controller is templated before its when: CI caught that)."""
+    inv = tmp_path / "hosts.json"
+    inv.write_text(json.dumps({"all": {"children": {"dgx": {"hosts": {"dgx-x": {
+        "ansible_connection": "local", "ansible_python_interpreter": os.path.join(ROOT, ".venv", "bin", "python"),
+        "pod": {"name": "no-slurm"}}}}}}}))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_FACT_CACHING="memory")
+    res = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", str(inv),
+                          "playbooks/slurm.yml"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert "skipping: [dgx-x]" in res.stdout and "failed=0" in res.stdout
