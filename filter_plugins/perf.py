@@ -5,17 +5,16 @@ from __future__ import annotations
 import os
 import sys
 
+from ansible.errors import AnsibleFilterError
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
 from perf_plan import eta_seconds, fio_files, fio_steps, iperf_plan, perf_context, progress_line  # noqa: E402
 from iperf_launch import host_schedules, records, round_seconds, schedule_seconds  # noqa: E402
+from perf_schedule import ALL_PAIRS_MAX, SEED, STORAGE_ROUNDS, choose, iperf_storage_hosts, schedule_plan  # noqa: E402
 
 
 def _model(host_names, hostvars):
     return {h: {k: hostvars[h].get(k) for k in ("nics", "dgx_model", "gpus")} for h in host_names}
-
-
-from ansible.errors import AnsibleFilterError  # noqa: E402
-from perf_schedule import ALL_PAIRS_MAX, SEED, STORAGE_ROUNDS, choose, iperf_storage_hosts, schedule_plan  # noqa: E402
 
 
 def pod_iperf_plan(pod, hostvars, groups, storage_iperf=None, base_port=5201, schedule="auto",

@@ -355,12 +355,16 @@ def tool_version(path):
 BUSY = "server is busy"
 
 
+def _client_argv(iperf3, t):
+    return iperf_client_argv(iperf3 or "iperf3", t["server"], t["port"], t.get("bind"), t["streams"], t["duration"],
+                             t.get("reverse", False), t.get("length"), t.get("omit", 0))
+
+
 def run_test(iperf3, t, start_at=None, busy_retry=0.0):
     """One client test; ``t`` holds server, port, bind, streams, duration, reverse, length, omit, timeout.
     Waits for ``start_at``; a server still busy with the previous round's test is retried for up to
     ``busy_retry`` seconds (the result then says how late it started: ``late_by``)."""
-    argv = iperf_client_argv(iperf3 or "iperf3", t["server"], t["port"], t.get("bind"), t["streams"], t["duration"],
-                             t.get("reverse", False), t.get("length"), t.get("omit", 0))
+    argv = _client_argv(iperf3, t)
     if not iperf3:
         return {"status": "error", "reason": "iperf3 is not installed on this host", "cmd": argv, "result": {}}
     limit = t.get("timeout") or (t["duration"] + t.get("omit", 0) + 30)
@@ -409,9 +413,7 @@ def client(module, p, iperf3):
         module.fail_json(msg="server is required for role=client")
     t = dict((k, p[k]) for k in COMMON + ("server", "port", "bind", "reverse"))
     if module.check_mode:
-        argv = iperf_client_argv(iperf3 or "iperf3", p["server"], p["port"], p["bind"], p["streams"], p["duration"],
-                                 p["reverse"], p["length"], p["omit"])
-        module.exit_json(changed=False, status="skipped", cmd=argv, result={})
+        module.exit_json(changed=False, status="skipped", cmd=_client_argv(iperf3, t), result={})
     return run_test(iperf3, t, p["start_at"])
 
 
@@ -428,9 +430,7 @@ def clients(module, p, iperf3):
         tests.append(t)
     if module.check_mode:
         module.exit_json(changed=False, status="skipped", tests=[
-            {"id": t["id"], "status": "skipped", "result": {},
-             "cmd": iperf_client_argv(iperf3 or "iperf3", t["server"], t["port"], t["bind"], t["streams"],
-                                      t["duration"], t["reverse"], t["length"], t["omit"])} for t in tests])
+            {"id": t["id"], "status": "skipped", "result": {}, "cmd": _client_argv(iperf3, t)} for t in tests])
     base = p["start_at"] or time.time()
     results = {}
     # one thread a test, each waiting for its own start: a test that overruns its round (a slow link's
