@@ -10,6 +10,8 @@ from ansible.errors import AnsibleFilterError
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
 from perf_plan import eta_seconds, fio_files, fio_steps, iperf_plan, perf_context, progress_line  # noqa: E402
 from iperf_launch import host_schedules, records, round_seconds, schedule_seconds  # noqa: E402
+from iperf_confirm import DEFAULT_MAX_ROUNDS, confirm_plan, merge, to_confirm  # noqa: E402
+from pod_eval import deep_merge  # noqa: E402
 from perf_schedule import ALL_PAIRS_MAX, SEED, STORAGE_ROUNDS, choose, iperf_storage_hosts, schedule_plan  # noqa: E402
 
 
@@ -95,10 +97,24 @@ def pod_iperf_records(plan, hostvars, servers_var, clients_vars):
                    {h: _result(hostvars, h, names) for h in hosts})
 
 
+def pod_iperf_confirm_plan(tests, plan, expectations=None, overrides=None, simulated=False,
+                           max_rounds=DEFAULT_MAX_ROUNDS):
+    """The rounds to run again before a lone pair is called slow (module_utils/iperf_confirm.py): {"rounds",
+    "tests", "left"}. ``expectations``: the RA profile's, ``overrides``: pod.validation.expectations."""
+    exp = deep_merge(expectations or {}, overrides or {})
+    return confirm_plan(plan, to_confirm(tests, exp, bool(simulated)), int(max_rounds))
+
+
+def pod_iperf_merge(tests, again, confirmed=None):
+    """The first run's records, each test that ran again as the better of its runs, with ``attempts``."""
+    return merge(tests, again, confirmed)
+
+
 class FilterModule:
     def filters(self):
         return {"pod_iperf_plan": pod_iperf_plan, "pod_fio_steps": pod_fio_steps, "pod_fio_files": pod_fio_files,
                 "pod_perf_context": pod_perf_context, "pod_perf_eta": pod_perf_eta, "pod_progress": pod_progress,
                 "pod_iperf_round_seconds": pod_iperf_round_seconds,
                 "pod_iperf_host_schedules": pod_iperf_host_schedules,
-                "pod_iperf_schedule_seconds": pod_iperf_schedule_seconds, "pod_iperf_records": pod_iperf_records}
+                "pod_iperf_schedule_seconds": pod_iperf_schedule_seconds, "pod_iperf_records": pod_iperf_records,
+                "pod_iperf_confirm_plan": pod_iperf_confirm_plan, "pod_iperf_merge": pod_iperf_merge}
