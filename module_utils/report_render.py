@@ -57,7 +57,7 @@ def details(c: Dict[str, Any]) -> str:
             m += " (expected %s%s)" % (c.get("compare") or (">= " if numeric else ""), _fmt(c.get("expected")))
         if c.get("measured") is not None or c.get("expected") is not None:
             parts.append(m.strip())
-    for key in ("cause", "reason"):
+    for key in ("cause", "reason", "note"):  # note: e.g. a pair that ran again to confirm (iperf_confirm)
         if c.get(key):
             parts.append(str(c[key]))
     if not parts and c.get("problems"):

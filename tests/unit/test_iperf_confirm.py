@@ -144,3 +144,12 @@ def test_a_run_without_a_result_never_wins_and_errors_are_not_confirmed():
             for t in tests]
     assert to_confirm(errs, SIM_EXP, simulated=True) == []
     assert merge(tests, None) == tests and merge(tests, []) == tests
+
+
+def test_the_report_shows_that_a_pair_ran_again():
+    from report_render import details
+    tests = _slow_and_dip()
+    ids = to_confirm(tests, SIM_EXP, simulated=True)
+    merged = merge(tests, _rerun(tests, confirm_plan(_plan(), ids)["rounds"], lambda t: 1.0), ids)
+    rel = next(c for c in evaluate_iperf(merged, SIM_EXP) if c["check"] == "iperf_relative" and c["test"] in ids)
+    assert "low in its first run, normal when its round ran again (re-run to confirm: " in details(rel)
