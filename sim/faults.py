@@ -616,7 +616,7 @@ def listing() -> str:
 
 
 def main(args) -> int:
-    """``podsim fault`` (dispatched by sim/podsim.py)."""
+    """``podsim fault`` (dispatched by sim/podsimlib/verbs.py)."""
     if args.action == "list":
         sys.stdout.write(listing())
         return 0
