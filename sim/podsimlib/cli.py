@@ -8,7 +8,7 @@
     podsim switch SWITCH [--show] [--fault K=V]... [--clear-faults] [--cli LINE]...
                                                                  a fake switch: config, faults, CLI lines
     podsim fault list | inject NAME [NODE] | clear NAME [NODE] | clear all
-                                                                 the fault drill's catalogue (sim/faults.py)
+                                                                 the fault drill's catalogue (sim/faults/)
     podsim inventory [--nodes N] [--storage M]                   print the inventory (no root needed)
 
 Nodes are network namespaces (netns `sim-dgx1`...), each with private mount + UTS namespaces held by
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="set a fault (kept until --clear): %s" % ", ".join(podsim_gpu.FAULT_KEYS))
     p.add_argument("--clear", action="store_true", help="clear every GPU fault (before any --fault)")
     p.set_defaults(func=cmd_gpu)
-    p = sub.add_parser("fault", help="the fault drill's catalogue: list, inject or clear a fault (sim/faults.py)")
+    p = sub.add_parser("fault", help="the fault drill's catalogue: list, inject or clear a fault (sim/faults/)")
     p.add_argument("action", choices=("list", "inject", "clear"))
     p.add_argument("name", nargs="?", help="a fault from `fault list` (clear: or all)")
     p.add_argument("node", nargs="?", help="the node (default: the fault's own)")

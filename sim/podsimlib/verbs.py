@@ -177,7 +177,7 @@ def cmd_gpu(args) -> int:
 
 
 def cmd_fault(args) -> int:
-    """The fault catalogue (sim/faults.py: what each fault does, how it is cleared, what should find it)."""
+    """The fault catalogue (sim/faults/: what each fault does, how it is cleared, what should find it)."""
     import faults
     if args.action != "list":
         require_root()
