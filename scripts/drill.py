@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fault drill (issue 17): on a converged pod-in-a-box, inject each catalogued fault in turn (sim/faults.py),
+"""The fault drill (issue 17): on a converged pod-in-a-box, inject each catalogued fault in turn (sim/faults/),
 run the narrowest validate.yml tags that should catch it, check that the report's top finding names the node
 and the cause, clear it, and check that the healthy pod passes before, between and after (a false alarm is a
 drill failure). Prints a table and, for a whole drill, writes it to docs/validation.md (between the drill

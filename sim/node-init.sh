@@ -1,5 +1,5 @@
 #!/bin/sh
-# Anchor process of one simulated pod node.  Started by sim/podsim.py as
+# Anchor process of one simulated pod node.  Started by sim/podsimlib/nodes.py as
 #   ip netns exec NODE unshare --mount --uts --propagation private /bin/sh node-init.sh NAME ROLE NODEDIR SIMDIR
 # so it already runs in the node's network namespace and in private mount + UTS namespaces.
 # It mounts the node's private views (overlayfs over /etc and /root, tmpfs /run and /mnt, the hardware
@@ -23,7 +23,7 @@ if [ "$ROLE" = dgx ]; then
   mount --bind "$SIMDIR/standins" /usr/local/sbin
   mount -o remount,bind,ro /usr/local/sbin
   # the MPI containers (roles/ngc_container, rootful podman): cgroup v1 hierarchies in this node's
-  # fresh /sys, and podman's runtime dirs on the node's own /run (/etc/containers/*.conf by podsim.py)
+  # fresh /sys, and podman's runtime dirs on the node's own /run (/etc/containers/*.conf by podsimlib/containers.py)
   if command -v podman >/dev/null 2>&1; then
     "$SIMDIR/image/cgroup-v1-mount.sh" || echo "node-init: cgroup mounts failed: containers will not start" >&2
     mkdir -p /run/containers/storage /run/libpod

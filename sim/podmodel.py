@@ -1,6 +1,6 @@
 """Shape of the pod-in-a-box: nodes, NICs, addresses, cabling, and the inventory text.
 
-Pure functions only (no I/O, no root): `sim/podsim.py` builds the namespaces from `pod_shape()`,
+Pure functions only (no I/O, no root): `sim/podsimlib/` builds the namespaces from `pod_shape()`,
 and `render_inventory()` produces `inventories/sim/hosts.yml` byte for byte (a unit test compares the
 committed file with the output for the defaults).
 

@@ -1,4 +1,4 @@
-"""The fault drill's catalogue (sim/faults.py, `sim/podsim fault`): its coverage, that every fault names tags
+"""The fault drill's catalogue (sim/faults/, `sim/podsim fault`): its coverage, that every fault names tags
 validate.yml has and checks the toolkit can emit, and what each inject and clear would run, against a fake
 simulator (no root, no pod). The switch faults go through the real `podsim switch` verb on a state directory
 of their own, so their clear is checked to put the running config back byte for byte."""

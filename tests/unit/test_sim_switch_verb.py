@@ -12,7 +12,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "sim"))
 sys.path.insert(0, ROOT)
-import podsim  # noqa: E402
+from podsimlib.common import Paths  # noqa: E402
+from podsimlib.switches import reset_fake_switches  # noqa: E402
 
 from sim.fakeswitch.cli import new_state  # noqa: E402
 from sim.fakeswitch.server import write_state  # noqa: E402
@@ -98,5 +99,5 @@ def test_an_unknown_switch_is_named(state):
 
 def test_down_resets_the_switches_to_factory_but_keeps_the_host_key(state):
     (state / "switches" / "ready.json").write_text("{}")
-    podsim.reset_fake_switches(podsim.Paths(str(state)))
+    reset_fake_switches(Paths(str(state)))
     assert sorted(os.listdir(state / "switches")) == ["ssh_host_ed25519_key"]

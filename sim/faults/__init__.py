@@ -1,0 +1,203 @@
+"""The pod-in-a-box's fault catalogue (issue 17): faults the fault drill injects one at a time, each with the
+validate.yml tags that should catch it and what the report's top finding must say.
+
+    sim/podsim fault list                    the catalogue
+    sim/podsim fault inject NAME [NODE]      inject (idempotent; NODE defaults to the fault's node)
+    sim/podsim fault clear NAME [NODE]       clear it, restoring exactly the state before the inject
+    sim/podsim fault clear all               clear every fault injected and not yet cleared
+
+Every fault reuses a mechanism the simulator already has: a command inside a node (``podsim exec``: ip,
+mlnx_qos, umount, podman, the node's files), ``podsim shape`` (tc), ``podsim gpu`` (the GPU stand-ins'
+faults), the fake switches' CLI (``podsim switch --cli``) and fault keys, and the recorded daemons' pids
+(ganesha, sshd) in the simulator's state. What a clear needs to put back (a file's text, a switch's running
+config, the QoS settings, the signalled pids) is recorded at inject time in ``<state dir>/faults.json``, so
+a clear is exact and a second inject does not overwrite the healthy snapshot.
+
+Commands go through a :class:`Ctx` so the unit tests (tests/unit/test_sim_faults.py) check what each fault
+would run against a fake one, without a pod.
+
+The package: this file is the catalogue (CATALOGUE, one row per fault) and what `podsim fault` does with it
+(inject, clear, clear all, list); ``base.py`` what a fault is (Fault), how its commands run (Ctx) and the argv
+builders; ``mechanisms.py`` how each kind of fault is injected and cleared, layer by layer.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Dict, List, Optional, Tuple
+
+from .base import MPI_CONTAINER, PFC_PRIORITY, PODSIM, Ctx, Fault, in_node, podsim, wrong_address
+from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fstab_inject, _ganesha_restart,
+                         _ganesha_stop, _gpu, _hosts_inject, _link, _mtu, _nccl_env_inject, _neighbour_port,
+                         _on_switch, _qos_clear, _qos_inject, _signal_daemon, _sshd_freeze, _switch_cli,
+                         _switch_fault, _switch_restore, _umount, cabled_port, fstab_with_changed_option,
+                         hosts_with_changed_entry)
+
+# what the drill (scripts/drill.py) and the unit tests use besides the catalogue's own functions
+__all__ = ["BY_NAME", "CATALOGUE", "LAYERS", "PFC_PRIORITY", "PODSIM", "Ctx", "Fault", "clear", "clear_all",
+           "fstab_with_changed_option", "get", "hosts_with_changed_entry", "inject", "listing", "main",
+           "wrong_address"]
+
+
+# the layers issue 17 asks the drill to cover
+LAYERS = ("host-network", "roce-qos", "storage-client", "storage-server", "switch", "container", "gpu",
+          "performance", "deploy-files", "reachability")
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+def _catalogue() -> Tuple[Fault, ...]:
+    sw_mtu = _switch_cli("enp132s0", "mtu 1500")
+    sw_pfc = _switch_cli("enp139s0", "no priority-flow-control")
+    down_i, down_c = _switch_fault("enp12s0", "port_down", lambda pod, node: cabled_port(pod, node, "enp12s0")[1])
+    swap_i, swap_c = _switch_fault("enp5s0", "swap", lambda pod, node: "%s,%s" % (
+        cabled_port(pod, node, "enp5s0")[1], _neighbour_port(pod, node, "enp5s0")))
+    gpu_missing = _gpu("missing_gpu", "7")
+    gpu_ecc = _gpu("ecc", "2")
+    gpu_nvlink = _gpu("nvlink_down", "3:4")
+    return (
+        Fault("nic_mtu", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 (model 9000)",
+              ("network",), ("network",), ("mtu",), _mtu("enp132s0", 1500), _mtu("enp132s0")),
+        Fault("nic_down", "host-network", "sim-dgx2", "data NIC enp12s0 link down",
+              ("network",), ("network",), ("down",), _link("enp12s0", "down"), _link("enp12s0", "up")),
+        Fault("nic_address", "host-network", "sim-dgx4", "data NIC enp5s0 with a wrong address (+/-100)",
+              ("network",), ("network",), ("address",), _address("enp5s0", True), _address("enp5s0", False)),
+        Fault("qos_trust_pcp", "roce-qos", "sim-dgx4", "enp139s0 QoS trust pcp (model dscp)",
+              ("network",), ("network",), ("trust",), _qos_inject("enp139s0", trust="pcp"), _qos_clear("enp139s0")),
+        Fault("qos_pfc_off", "roce-qos", "sim-dgx1", "enp139s0 PFC off on every priority (model: priority 3)",
+              ("network",), ("network",), ("pfc",), _qos_inject("enp139s0", pfc="0,0,0,0,0,0,0,0"),
+              _qos_clear("enp139s0")),
+        Fault("mount_missing", "storage-client", "sim-dgx3", "data mount /mnt/isilon3 unmounted",
+              ("storage",), ("nfs_mounts",), ("not mounted",), _umount("/mnt/isilon3"),
+              _deploy("playbooks/storage.yml")),
+        Fault("storage_frozen", "storage-server", "sim-isilon2", "the storage node's NFS server frozen (SIGSTOP)",
+              ("storage",), ("nfs_mounts",), ("answer", "frozen", "timed out", "timeout", "not responding"),
+              _signal_daemon("ganesha", "STOP"), _continue_daemon("ganesha"),
+              where=lambda pod, node: (node,)),
+        Fault("storage_stopped", "storage-server", "sim-isilon1", "the storage node's NFS server stopped",
+              ("storage",), ("nfs_mounts",), ("answer", "refused", "2049", "stopped", "down", "timed out"),
+              _ganesha_stop, _ganesha_restart),
+        Fault("switch_port_mtu", "switch", "sim-dgx3", "MTU 1500 on the switch port of enp132s0 (model 9214)",
+              ("switches",), ("switch_port_mtu",), ("mtu",), sw_mtu, _switch_restore, where=_on_switch("enp132s0")),
+        Fault("switch_pfc_removed", "switch", "sim-dgx2", "PFC lines removed from the switch port of enp139s0",
+              ("switches",), ("switch_lossless",), ("priority-flow-control", "pfc"), sw_pfc, _switch_restore,
+              where=_on_switch("enp139s0")),
+        Fault("switch_port_down", "switch", "sim-dgx4", "the switch port of enp12s0 down",
+              ("switches",), ("switch_port_status", "switch_lldp"), ("down", "notconnect", "disabled"),
+              down_i, down_c, where=_on_switch("enp12s0")),
+        Fault("switch_cable_swap", "switch", "sim-dgx1", "enp5s0's cable swapped with the next DGX's",
+              ("switches",), ("switch_lldp",), ("swapped",), swap_i, swap_c, where=_on_switch("enp5s0")),
+        Fault("mpi_container_stopped", "container", "sim-dgx3", "the MPI container stopped",
+              ("containers",), ("mpi_containers",), ("container",),
+              lambda ctx, node, rec: ctx.run(in_node(node, "podman", "stop", "--time", "1", MPI_CONTAINER)),
+              lambda ctx, node, rec: ctx.run(in_node(node, "podman", "start", MPI_CONTAINER))),
+        Fault("gpu_missing", "gpu", "sim-dgx1", "GPU 7 fell off the bus (stand-in)",
+              ("gpu",), ("gpu_count",), ("missing", "expected 8"), gpu_missing[0], gpu_missing[1]),
+        Fault("gpu_ecc", "gpu", "sim-dgx2", "GPU 2 with double-bit ECC errors (stand-in)",
+              ("gpu",), ("gpu_ecc", "gpu_memory_retirement", "gpu_dcgm_diag"), ("ecc",), gpu_ecc[0], gpu_ecc[1]),
+        Fault("gpu_nvlink_down", "gpu", "sim-dgx3", "GPU 3 NVLink 4 inactive (stand-in)",
+              ("gpu",), ("gpu_nvlink",), ("inactive", "nvlink"), gpu_nvlink[0], gpu_nvlink[1]),
+        Fault("slow_nic", "performance", "sim-dgx2", "enp12s0 shaped to 1 Gbit/s",
+              ("iperf",), ("iperf_relative",), ("enp12s0",),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp12s0", "--rate", "1gbit")),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp12s0", "--clear"))),
+        Fault("slow_storage", "performance", "sim-isilon2", "the storage node's 40gige-1 shaped to 1 Gbit/s",
+              ("iperf",), ("iperf_relative", "fio_relative"), ("40gige-1", "sim-isilon2"),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--rate", "1gbit")),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--clear"))),
+        Fault("hosts_entry_changed", "deploy-files", "sim-dgx2", "the /etc/hosts line of the next DGX has a "
+              "wrong address", ("drift",), ("drift_hosts",), ("/etc/hosts", "hosts"),
+              _hosts_inject, _file_restore),
+        Fault("nccl_env_deleted", "deploy-files", "sim-dgx4", "/etc/dgxpod/nccl.env deleted",
+              ("drift",), ("drift_nccl_env",), ("nccl.env",), _nccl_env_inject, _file_restore),
+        Fault("fstab_option_changed", "deploy-files", "sim-dgx3", "/etc/fstab: the managed line of /mnt/isilon2 "
+              "edited by hand (rsize=65536)", ("drift",), ("drift_fstab",), ("/etc/fstab", "fstab"),
+              _fstab_inject, _file_restore),
+        Fault("dgx_unreachable", "reachability", "sim-dgx4", "sshd frozen (SIGSTOP), open sessions ended",
+              ("identity",), ("identity",), ("does not answer", "unreachable", "timed out", "timeout"),
+              _sshd_freeze, _continue_daemon("sshd")),
+    )
+
+
+CATALOGUE: Tuple[Fault, ...] = _catalogue()
+BY_NAME: Dict[str, Fault] = {f.name: f for f in CATALOGUE}
+
+
+def get(name: str) -> Fault:
+    if name not in BY_NAME:
+        raise KeyError("no fault %r (sim/podsim fault list): %s" % (name, ", ".join(BY_NAME)))
+    return BY_NAME[name]
+
+
+def key(name: str, node: str) -> str:
+    return "%s@%s" % (name, node)
+
+
+def inject(ctx, name: str, node: Optional[str] = None) -> str:
+    """Inject a fault (again: idempotent, the first snapshot is kept). Returns the node."""
+    f = get(name)
+    node = node or f.node
+    records = ctx.records()
+    rec = records.get(key(name, node), {})
+    records[key(name, node)] = rec
+    ctx.save_records(records)  # recorded first: a failed inject is still cleared by `fault clear all`
+    try:
+        f.inject(ctx, node, rec)
+    finally:
+        records[key(name, node)] = rec
+        ctx.save_records(records)
+    return node
+
+
+def clear(ctx, name: str, node: Optional[str] = None) -> str:
+    """Clear a fault (not injected: its clear still puts the modelled state back, which is a no-op on a
+    healthy pod). Returns the node."""
+    f = get(name)
+    node = node or f.node
+    records = ctx.records()
+    f.clear(ctx, node, records.get(key(name, node), {}))
+    records.pop(key(name, node), None)
+    ctx.save_records(records)
+    return node
+
+
+def clear_all(ctx) -> List[str]:
+    """Clear every fault injected and not yet cleared, newest first. Returns NAME@NODE of each."""
+    done = []
+    for k in reversed(list(ctx.records())):
+        name, _, node = k.partition("@")
+        clear(ctx, name, node)
+        done.append(k)
+    return done
+
+
+def listing() -> str:
+    rows = [("NAME", "LAYER", "NODE", "TAGS", "CHECKS", "WHAT")]
+    for f in CATALOGUE:
+        rows.append((f.name, f.layer, f.node, ",".join(f.tags), ",".join(f.checks),
+                     f.summary))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5] for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main(args) -> int:
+    """``podsim fault`` (dispatched by sim/podsimlib/verbs.py)."""
+    if args.action == "list":
+        sys.stdout.write(listing())
+        return 0
+    ctx = Ctx()
+    if args.action == "clear" and args.name == "all":
+        done = clear_all(ctx)
+        print("podsim: fault: cleared %s" % (", ".join(done) or "nothing (no fault injected)"))
+        return 0
+    if not args.name:
+        print("podsim: error: fault %s needs a NAME (sim/podsim fault list)" % args.action, file=sys.stderr)
+        return 2
+    try:
+        f = get(args.name)
+        node = (inject if args.action == "inject" else clear)(ctx, f.name, args.node)
+    except (KeyError, ValueError) as e:
+        print("podsim: error: %s" % e.args[0], file=sys.stderr)
+        return 2
+    print("podsim: fault %s: %s on %s (%s)" % (args.action, f.name, node, f.summary))
+    return 0

@@ -1,0 +1,90 @@
+"""podsim -- the pod-in-a-box: a simulated DGX pod on one Linux machine.
+
+    podsim up [--nodes N] [--storage M] [--shape-proportional]   build / repair / resize the pod
+    podsim down [--purge]                                        remove everything it created
+    podsim status [--json]                                       what runs; exit 0 only if healthy
+    podsim exec NODE -- CMD...                                   run CMD inside a node
+    podsim shape NODE NIC (--rate 40gbit | --clear)              tc TBF on a node's link
+    podsim switch SWITCH [--show] [--fault K=V]... [--clear-faults] [--cli LINE]...
+                                                                 a fake switch: config, faults, CLI lines
+    podsim fault list | inject NAME [NODE] | clear NAME [NODE] | clear all
+                                                                 the fault drill's catalogue (sim/faults/)
+    podsim inventory [--nodes N] [--storage M]                   print the inventory (no root needed)
+
+Nodes are network namespaces (netns `sim-dgx1`...), each with private mount + UTS namespaces held by
+an anchor process; NICs are veth pairs whose host ends sit on one Linux bridge per fabric.  See
+docs/simulator.md.  Safety: only 198.18.0.0/15 addresses, no default route in any node, nothing
+written to the host's /etc, only recorded processes (and processes inside the simulator's own
+namespaces) are ever signalled.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import podmodel as pm
+import podsim_gpu
+
+from .common import die
+from .down import cmd_down
+from .switches import SWITCH_FAULTS
+from .up import cmd_up
+from .verbs import cmd_exec, cmd_fault, cmd_gpu, cmd_inventory, cmd_shape, cmd_status, cmd_switch
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="podsim", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="verb", required=True)
+    p = sub.add_parser("up", help="build, repair or resize the pod, then write the inventory")
+    p.add_argument("--nodes", type=int, default=pm.DEFAULT_NODES)
+    p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)
+    p.add_argument("--shape-proportional", action="store_true",
+                   help="shape data links 10 Gbit/s (DGX 100G ports) vs 4 Gbit/s (storage 40G ports)")
+    p.set_defaults(func=cmd_up)
+    p = sub.add_parser("down", help="remove everything the simulator created")
+    p.add_argument("--purge", action="store_true", help="also delete keys, known_hosts and /ifs data")
+    p.set_defaults(func=cmd_down)
+    p = sub.add_parser("status", help="health of every node; exit 0 only if all healthy")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+    p = sub.add_parser("exec", help="run a command inside a node")
+    p.add_argument("node")
+    p.add_argument("cmd", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_exec)
+    p = sub.add_parser("shape", help="tc TBF on a node's link (fault injection)")
+    p.add_argument("node")
+    p.add_argument("nic")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--rate", help="e.g. 40gbit, 500mbit")
+    g.add_argument("--clear", action="store_true")
+    p.set_defaults(func=cmd_shape)
+    p = sub.add_parser("switch", help="a fake switch: show its config, inject faults, type CLI lines")
+    p.add_argument("switch", help="sim-sw1, sim-sw2")
+    p.add_argument("--show", action="store_true", help="print the running config (after --cli lines)")
+    p.add_argument("--fault", action="append", metavar="KEY=VALUE",
+                   help="set a fault (kept until --clear-faults): %s" % ", ".join(SWITCH_FAULTS))
+    p.add_argument("--clear-faults", action="store_true", help="clear every fault (before any --fault)")
+    p.add_argument("--cli", action="append", metavar="LINE",
+                   help="a CLI line, in order (start with enable / configure); exit 1 if the switch rejects one")
+    p.set_defaults(func=cmd_switch)
+    p = sub.add_parser("gpu", help="a simulated DGX's GPUs: inject or clear faults, print the faults set")
+    p.add_argument("node")
+    p.add_argument("--fault", action="append", metavar="KEY=VALUE",
+                   help="set a fault (kept until --clear): %s" % ", ".join(podsim_gpu.FAULT_KEYS))
+    p.add_argument("--clear", action="store_true", help="clear every GPU fault (before any --fault)")
+    p.set_defaults(func=cmd_gpu)
+    p = sub.add_parser("fault", help="the fault drill's catalogue: list, inject or clear a fault (sim/faults/)")
+    p.add_argument("action", choices=("list", "inject", "clear"))
+    p.add_argument("name", nargs="?", help="a fault from `fault list` (clear: or all)")
+    p.add_argument("node", nargs="?", help="the node (default: the fault's own)")
+    p.set_defaults(func=cmd_fault)
+    p = sub.add_parser("inventory", help="print the inventory for a size (no root needed)")
+    p.add_argument("--nodes", type=int, default=pm.DEFAULT_NODES)
+    p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)
+    p.set_defaults(func=cmd_inventory)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except RuntimeError as e:
+        die(str(e))
+    return 1

@@ -1,0 +1,93 @@
+"""The pod's links: one Linux bridge per fabric on the host, a veth pair per node NIC (host end on the
+fabric's bridge, node end in the node's namespace), compared with the model and repaired by ip batches."""
+
+from __future__ import annotations
+
+import podmodel as pm
+
+from .common import die, ip_json, run
+
+
+def host_end_mac(node: pm.Node, nic: pm.Nic) -> str:
+    return "06" + nic.mac[2:]
+
+
+def ensure_bridges(actions: list[str]) -> None:
+    links = {link["ifname"]: link for link in ip_json(["link", "show", "type", "bridge"])}
+    cmds = []
+    for k, fab in enumerate(pm.FABRICS.values()):
+        br = fab.bridge
+        mtu = fab.mtu if fab.name == "mgmt" else pm.SWITCH_PORT_MTU
+        if br not in links:
+            # fixed MAC (else the bridge takes its lowest port's); the extra MTU step marks the MTU as
+            # set by the user, so ports with a larger MTU do not raise the bridge's own MTU later.
+            cmds += ["link add %s address 06:53:49:ff:00:%02x type bridge stp_state 0 forward_delay 0 "
+                     "mcast_snooping 0" % (br, k),
+                     "link set %s addrgenmode none" % br,
+                     "link set %s mtu 1280" % br]
+            actions.append("created bridge %s" % br)
+        if br not in links or links[br].get("mtu") != mtu or "UP" not in links[br].get("flags", []):
+            cmds += ["link set %s mtu %d up" % (br, mtu)]
+            if br in links:
+                actions.append("fixed bridge %s (mtu/up)" % br)
+    if cmds:
+        run(["ip", "-batch", "-"], input="\n".join(cmds) + "\n")
+    want = "%s/%d" % (pm.CONTROLLER_ADDRESS, pm.MGMT_PREFIX_LEN)
+    have = ip_json(["-4", "addr", "show", "dev", pm.FABRICS["mgmt"].bridge])
+    addrs = {"%s/%s" % (a["local"], a["prefixlen"]) for i in have for a in i.get("addr_info", [])}
+    if want not in addrs:
+        run(["ip", "addr", "add", want, "dev", pm.FABRICS["mgmt"].bridge])
+        actions.append("controller address %s on %s" % (want, pm.FABRICS["mgmt"].bridge))
+
+
+def check_host_routes() -> None:
+    """Refuse to run if the host already routes a simulator subnet somewhere else."""
+    ours = {f.bridge for f in pm.FABRICS.values()}
+    for r in ip_json(["-4", "route", "show"]):
+        dst = r.get("dst", "")
+        if dst.startswith("198.18.") or dst.startswith("198.19."):
+            if r.get("dev") not in ours:
+                die("the host already routes %s via %s; the simulator needs 198.18.0.0/15 for itself"
+                    % (dst, r.get("dev")))
+
+
+def node_link_problems(node: pm.Node, host_links: dict) -> tuple[list[str], list[str], list[str]]:
+    """Compare a node's links with the model: (problems, host-side ip commands, node-side ip commands)."""
+    problems, host_cmds, node_cmds = [], [], []
+    node_links = {link["ifname"]: link for link in ip_json(["-n", node.name, "addr", "show"])}
+    if "lo" in node_links and "UP" not in node_links["lo"].get("flags", []):
+        problems.append("lo down")
+        node_cmds.append("link set lo up")
+    for nic in node.nics:
+        hl, nl = host_links.get(nic.host_end), node_links.get(nic.name)
+        if hl is None or nl is None:
+            problems.append("%s missing" % nic.name)
+            if hl is not None:
+                host_cmds.append("link del %s" % nic.host_end)
+            if nl is not None:
+                node_cmds.append("link del %s" % nic.name)
+            host_cmds.append("link add %s address %s mtu %d type veth peer name %s address %s mtu %d netns %s" % (
+                nic.host_end, host_end_mac(node, nic), pm.SWITCH_PORT_MTU, nic.name, nic.mac, nic.mtu, node.name))
+            host_cmds += ["link set %s addrgenmode none" % nic.host_end,
+                          "link set %s master %s up" % (nic.host_end, nic.bridge)]
+            node_cmds += ["addr add %s/24 dev %s" % (nic.address, nic.name), "link set %s up" % nic.name]
+            continue
+        if hl.get("master") != nic.bridge or "UP" not in hl.get("flags", []):
+            problems.append("%s not on %s" % (nic.host_end, nic.bridge))
+            host_cmds.append("link set %s master %s up" % (nic.host_end, nic.bridge))
+        if nl.get("mtu") != nic.mtu:
+            problems.append("%s mtu %s" % (nic.name, nl.get("mtu")))
+            node_cmds.append("link set %s mtu %d" % (nic.name, nic.mtu))
+        if "UP" not in nl.get("flags", []):
+            problems.append("%s down" % nic.name)
+            node_cmds.append("link set %s up" % nic.name)
+        addrs = {a.get("local") for a in nl.get("addr_info", []) if a.get("family") == "inet"}
+        if nic.address not in addrs:
+            problems.append("%s lacks %s" % (nic.name, nic.address))
+            node_cmds.append("addr add %s/24 dev %s" % (nic.address, nic.name))
+    return problems, host_cmds, node_cmds
+
+
+def default_routes(node: str) -> list:
+    return [r for r in ip_json(["-n", node, "-4", "route", "show"]) if r.get("dst") == "default"] + \
+           [r for r in ip_json(["-n", node, "-6", "route", "show"]) if r.get("dst") == "default"]
