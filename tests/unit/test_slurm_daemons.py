@@ -161,3 +161,48 @@ def test_resume_leaves_an_administrators_drain_alone(cluster):
         assert out["resumed"] == [] and _states(env)[NODE]["reason"] == "disk replacement"
     finally:
         _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env)
+
+
+def test_validate_slurm_stage_and_drain_failed_against_the_real_slurmctld(cluster, tmp_path):
+    """validate.yml's slurm stage, report and --drain-failed plays (test_slurm_validate's wrapper, validate.yml's
+    order) on a Slurm pod whose DGX is this machine's slurmd: the slurm checks pass while idle; a failed check on
+    the DGX drains it with the check and cause as the reason; the next run reports it drained and does not drain
+    it again on its own check; an administrator's drain is kept."""
+    from test_slurm_validate import inject, run_validate, write_pod
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    pod = write_pod(tmp_path, {"scheduler": "slurm", "slurm": {"controller": NODE, "partition": "dgx"}}, node=NODE)
+    conf = ["-e", "slurm_conf_path=" + env["SLURM_CONF"]]
+
+    res, doc = run_validate(pod, "--tags", "slurm", *conf, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert [(c["check"], c["host"], c["status"]) for c in doc["checks"] if c["check"].startswith("slurm")] == [
+        ("slurm_controller", NODE, "pass"), ("slurm_node", NODE, "pass")]
+    report = (pod["results"] / "report.md").read_text()
+    assert "## Slurm (controller %s, partition dgx)" % NODE in report and "| %s | idle |  |" % NODE in report
+    assert "slurm_node" in (pod["results"] / "junit.xml").read_text()
+
+    try:
+        res, doc = run_validate(pod, "--tags", "slurm", "-e", "pod_drain_failed=true", *inject("hostname dgx-wrong"),
+                                *conf, env=env)
+        assert res.returncode == 2, res.stdout[-3000:] + res.stderr[-2000:]  # drained, then the verdict
+        reason = _states(env)[NODE]["reason"]
+        assert _states(env)[NODE]["drain"] and reason.startswith("dgxpod identity: ") and "dgx-wrong" in reason
+        tail = res.stdout[res.stdout.index("TASK [What was drained and what was not]"):]
+        assert "drained:" in tail and reason in tail and "1 check(s) failed" in tail
+
+        res, doc = run_validate(pod, "--tags", "slurm", "-e", "pod_drain_failed=true", *conf, env=env)
+        node = next(c for c in doc["checks"] if c["check"] == "slurm_node")
+        assert node["status"] == "fail" and node["cause"] == "drained in Slurm: " + reason
+        assert "is Slurm's own state, reported and not drained on" in res.stdout and "changed: [localhost" not in \
+            res.stdout.split("TASK [Drain them")[-1].split("TASK [What was")[0]
+        assert _states(env)[NODE]["reason"] == reason
+
+        _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env)
+        _run(["scontrol", "update", "nodename=" + NODE, "state=drain", "reason=disk replacement"], env)
+        res, _ = run_validate(pod, "--tags", "slurm", "-e", "pod_drain_failed=true", *inject("hostname dgx-wrong"),
+                              *conf, env=env)
+        assert _states(env)[NODE]["reason"] == "disk replacement"
+        assert "kept_an_administrators_drain" in res.stdout and "disk replacement" in res.stdout
+    finally:
+        _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env, check=False)
