@@ -206,3 +206,50 @@ def test_validate_slurm_stage_and_drain_failed_against_the_real_slurmctld(cluste
         assert "kept_an_administrators_drain" in res.stdout and "disk replacement" in res.stdout
     finally:
         _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env, check=False)
+
+
+def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
+    """module_utils/slurm_job.py's argv on the real slurmd: the job runs on the DGX it names, its output file is
+    written, sbatch --wait returns the command's exit code, and scontrol show job tells COMPLETED / FAILED /
+    TIMEOUT (parsed); a node Slurm does not know is a refused submission with Slurm's error. With
+    SLURM_GOLDEN_REGEN=1 the scontrol outputs are saved as fixtures for test_slurm_job.py."""
+    import slurm_job
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    os.chmod(str(tmp_path), 0o755)
+    regen = os.environ.get("SLURM_GOLDEN_REGEN") == "1"
+    fixtures = os.path.join(ROOT, "tests", "unit", "fixtures", "slurm")
+
+    def job(command, name, **kw):
+        out = str(tmp_path / (name + "-%j.out"))
+        res = _run(slurm_job.sbatch_argv(command, [NODE], "dgx", out, job_name=name, **kw), env, timeout=180,
+                   check=False)
+        outcome = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr)
+        shown = None
+        if outcome["submitted"]:
+            text = _run(["scontrol", "show", "job", "-o", str(outcome["job_id"])], env).stdout
+            shown = slurm_job.parse_scontrol_job(text)
+            if regen:
+                with open(os.path.join(fixtures, "scontrol_job_%s.txt" % name), "w") as fh:
+                    fh.write(text)
+        path = out.replace("%j", str(outcome["job_id"]))
+        return outcome, shown, (open(path).read() if os.path.exists(path) else None)
+
+    outcome, shown, text = job(["sh", "-c", 'echo "on $(hostname) gpus=$CUDA_VISIBLE_DEVICES"; echo done >&2'],
+                               "ok", time_limit_s=90, gpus_per_node=2)
+    assert outcome["ok"] and outcome["rc"] == 0 and outcome["job_id"] > 0, outcome
+    assert text == "on %s gpus=0,1\ndone\n" % socket.gethostname()  # stdout and stderr in the -o file
+    assert shown["state"] == "COMPLETED" and shown["exit_code"] == 0 and shown["nodes"] == NODE
+    assert shown["batch_host"] == NODE and shown["fields"]["TimeLimit"] == "00:02:00"
+
+    outcome, shown, text = job("echo ranks lost; exit 3", "failed")
+    assert not outcome["ok"] and outcome["rc"] == 3 and "exit code 3" in outcome["error"]
+    assert shown["state"] == "FAILED" and shown["exit_code"] == 3 and text == "ranks lost\n"
+
+    outcome, shown, _ = job("sleep 300", "timeout", time_limit_s=1)  # Slurm's limit ends a hung job (1 min)
+    assert not outcome["ok"] and shown["state"] == "TIMEOUT", (outcome, shown)
+
+    res = _run(slurm_job.sbatch_argv("true", ["DGX9-9"], "dgx", str(tmp_path / "x.out")), env, check=False)
+    refused = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr)
+    assert not refused["submitted"] and refused["rc"] != 0 and "sbatch: error:" in refused["error"], refused
+    _wait("%s idle after the jobs" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
