@@ -77,16 +77,25 @@ def parse_sbatch(stdout: str) -> Optional[Dict[str, Any]]:
     return None
 
 
-def sbatch_outcome(rc: int, stdout: str, stderr: str) -> Dict[str, Any]:
+def sbatch_outcome(rc: int, stdout: str, stderr: str, shown: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """What ``sbatch --wait --parsable`` told: ``submitted`` (a job id was printed), ``job_id``, ``rc`` (with
-    ``--wait``: the job's exit code, 1 if a signal ended it), ``ok``, and ``error`` - Slurm's own line
-    (``sbatch: error: ...``) when the submission was refused, or the exit code when the job failed."""
+    ``--wait``: the job's exit code, 1 if a signal ended it), ``state``, ``ok``, and ``error`` - Slurm's own
+    line (``sbatch: error: ...``) when the submission was refused, or why the job did not complete.
+
+    ``shown``: :func:`parse_scontrol_job` of the job after sbatch returned. Pass it: measured on Slurm 22.05.8,
+    a job cancelled while it was still pending (a drained DGX, scancel at the stage's timeout) makes
+    ``sbatch --wait`` return 0 with nothing run; only JobState=CANCELLED tells. ``ok`` needs COMPLETED then."""
     job = parse_sbatch(stdout)
     errors = [ln.strip() for ln in (stderr or "").splitlines() if "error" in ln.lower()]
+    state = (shown or {}).get("state")
     out: Dict[str, Any] = {"submitted": job is not None, "job_id": job["job_id"] if job else None, "rc": rc,
-                           "ok": job is not None and rc == 0, "error": None}
+                           "state": state, "ok": job is not None and rc == 0 and state in (None, "COMPLETED"),
+                           "error": None}
     if job is None:
         out["error"] = "; ".join(errors) or (stderr or "").strip()[-300:] or "sbatch printed no job id (rc %s)" % rc
+    elif state not in (None, "COMPLETED"):
+        out["error"] = "job %d %s (exit code %s%s)" % (job["job_id"], state, rc, ", reason %s" % shown["reason"]
+                                                       if shown.get("reason") else "")
     elif rc != 0:
         out["error"] = "job %d ended with exit code %d%s" % (job["job_id"], rc,
                                                               (": " + "; ".join(errors)) if errors else "")
@@ -113,3 +122,31 @@ def parse_scontrol_job(text: str) -> Dict[str, Any]:
             "exit_code": int(code) if code.isdigit() else None, "signal": int(sig) if sig.isdigit() else None,
             "reason": None if reason in (None, "None", "(null)") else reason, "nodes": fields.get("NodeList"),
             "batch_host": fields.get("BatchHost"), "fields": fields}
+
+
+def squeue_argv(job_name: str, squeue: str = "squeue") -> list:
+    """``squeue -h -n <name> -o '%i|%T|%r'``: the jobs of that name, their state and why they wait."""
+    return [squeue, "-h", "-n", job_name, "-o", "%i|%T|%r"]
+
+
+def parse_squeue(text: str) -> list:
+    """``squeue -h -o '%i|%T|%r'`` -> [{job_id, state, reason}] (reason None when 'None')."""
+    out = []
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        parts = line.strip().split("|", 2)
+        if len(parts) < 2 or not parts[0].isdigit():
+            raise ValueError("not squeue -o '%%i|%%T|%%r' output: %r" % line)
+        reason = parts[2] if len(parts) > 2 else None
+        out.append({"job_id": int(parts[0]), "state": parts[1].upper(),
+                    "reason": None if reason in (None, "", "None") else reason})
+    return out
+
+
+def scancel_argv(job_name: str, scancel: str = "scancel") -> list:
+    """``scancel --name <name>``: ends a job that waits or hangs past the stage's timeout. By name, not id:
+    ``sbatch --wait --parsable`` printing to a pipe may not flush the id before it exits."""
+    if not JOB_NAME_RE.match(job_name):
+        raise SlurmJobError("job name %r: use letters, digits, '_', '-', '.'" % (job_name,))
+    return [scancel, "--name", job_name]

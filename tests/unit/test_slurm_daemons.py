@@ -229,6 +229,7 @@ def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
         if outcome["submitted"]:
             text = _run(["scontrol", "show", "job", "-o", str(outcome["job_id"])], env).stdout
             shown = slurm_job.parse_scontrol_job(text)
+            outcome = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr, shown)
             if regen:
                 with open(os.path.join(fixtures, "scontrol_job_%s.txt" % name), "w") as fh:
                     fh.write(text)
@@ -253,3 +254,38 @@ def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
     refused = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr)
     assert not refused["submitted"] and refused["rc"] != 0 and "sbatch: error:" in refused["error"], refused
     _wait("%s idle after the jobs" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+
+
+def test_a_job_for_a_drained_dgx_waits_and_is_cancelled_by_name(cluster, tmp_path):
+    """sbatch has no --immediate: a job naming a drained DGX (one --drain-failed drained) pends with Slurm's
+    reason until the stage's own timeout; squeue names the wait and scancel --name ends it, sbatch --wait
+    then returns non-zero. What the NCCL stage through Slurm must do on timeout (docs/slurm.md)."""
+    import slurm_job
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    name = "dgxpod-pending-test"
+    _run(["scontrol", "update", "nodename=" + NODE, "state=drain", "reason=dgxpod test: drained"], env)
+    proc = subprocess.Popen(slurm_job.sbatch_argv("true", [NODE], "dgx", str(tmp_path / "p.out"), job_name=name),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        jobs = _wait("the job to pend", lambda: slurm_job.parse_squeue(
+            _run(slurm_job.squeue_argv(name), env).stdout))
+        assert jobs[0]["state"] == "PENDING" and jobs[0]["reason"], jobs
+        assert proc.poll() is None  # sbatch --wait is still waiting
+        _run(slurm_job.scancel_argv(name), env)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0  # measured: a job cancelled while pending ends sbatch --wait with 0
+        text = _run(["scontrol", "show", "job", "-o", str(jobs[0]["job_id"])], env).stdout
+        if os.environ.get("SLURM_GOLDEN_REGEN") == "1":
+            with open(os.path.join(ROOT, "tests", "unit", "fixtures", "slurm", "scontrol_job_cancelled.txt"),
+                      "w") as fh:
+                fh.write(text)
+        outcome = slurm_job.sbatch_outcome(proc.returncode, out, err, slurm_job.parse_scontrol_job(text))
+        assert outcome["submitted"] and outcome["job_id"] == jobs[0]["job_id"] and outcome["state"] == "CANCELLED"
+        assert not outcome["ok"] and "CANCELLED" in outcome["error"], outcome
+        assert _run(slurm_job.squeue_argv(name), env).stdout.strip() == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _run(slurm_job.scancel_argv(name), env, check=False)
+        _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env, check=False)

@@ -59,8 +59,8 @@ def test_what_sbatch_would_misread_is_refused(kw, words):
 
 
 def test_sbatch_outcomes():
-    assert slurm_job.sbatch_outcome(0, "42\n", "") == {"submitted": True, "job_id": 42, "rc": 0, "ok": True,
-                                                       "error": None}
+    assert slurm_job.sbatch_outcome(0, "42\n", "") == {"submitted": True, "job_id": 42, "rc": 0, "state": None,
+                                                       "ok": True, "error": None}
     failed = slurm_job.sbatch_outcome(3, "43;lab\n", "")
     assert failed["job_id"] == 43 and not failed["ok"] and failed["error"] == "job 43 ended with exit code 3"
     refused = slurm_job.sbatch_outcome(1, "", "sbatch: error: invalid node name specified\n")
@@ -80,3 +80,26 @@ def test_scontrol_show_job_real_output(name, state, code):
         assert job["fields"]["TimeLimit"] == "00:01:00" and job["signal"] is not None
     with pytest.raises(ValueError):
         slurm_job.parse_scontrol_job("slurm_load_jobs error: Invalid job id specified\n")
+
+
+def test_a_job_cancelled_while_pending_is_not_ok_although_sbatch_returned_0():
+    shown = slurm_job.parse_scontrol_job(_read("scontrol_job_cancelled.txt"))
+    assert shown["state"] == "CANCELLED"
+    outcome = slurm_job.sbatch_outcome(0, "%d\n" % shown["job_id"], "", shown)
+    assert outcome["rc"] == 0 and not outcome["ok"] and outcome["error"].startswith(
+        "job %d CANCELLED (exit code 0" % shown["job_id"])
+    done = slurm_job.parse_scontrol_job(_read("scontrol_job_ok.txt"))
+    assert slurm_job.sbatch_outcome(0, "%d\n" % done["job_id"], "", done)["ok"]
+
+
+def test_squeue_and_scancel():
+    assert slurm_job.squeue_argv("dgxpod-nccl") == ["squeue", "-h", "-n", "dgxpod-nccl", "-o", "%i|%T|%r"]
+    assert slurm_job.parse_squeue("12|PENDING|ReqNodeNotAvail, UnavailableNodes:DGX1-2\n13|RUNNING|None\n") == [
+        {"job_id": 12, "state": "PENDING", "reason": "ReqNodeNotAvail, UnavailableNodes:DGX1-2"},
+        {"job_id": 13, "state": "RUNNING", "reason": None}]
+    assert slurm_job.parse_squeue("") == []
+    with pytest.raises(ValueError):
+        slurm_job.parse_squeue("JOBID PARTITION NAME\n")
+    assert slurm_job.scancel_argv("dgxpod-nccl") == ["scancel", "--name", "dgxpod-nccl"]
+    with pytest.raises(slurm_job.SlurmJobError):
+        slurm_job.scancel_argv("a b")
