@@ -185,6 +185,7 @@ def test_validate_slurm_stage_and_drain_failed_against_the_real_slurmctld(cluste
     try:
         res, doc = run_validate(pod, "--tags", "slurm", "-e", "pod_drain_failed=true", *inject("hostname dgx-wrong"),
                                 *conf, env=env)
+        (tmp_path / "drain_run.txt").write_text(res.stdout)  # kept with the test's files (docs/slurm.md quotes it)
         assert res.returncode == 2, res.stdout[-3000:] + res.stderr[-2000:]  # drained, then the verdict
         reason = _states(env)[NODE]["reason"]
         assert _states(env)[NODE]["drain"] and reason.startswith("dgxpod identity: ") and "dgx-wrong" in reason
