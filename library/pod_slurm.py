@@ -13,7 +13,9 @@ description:
     drained, draining, failing, invalid, not responding). Read-only; it runs in check mode too.
   - C(action=drain) drains I(drain) (a list of C({node, reason}), e.g. from the C(slurm_drain_plan) filter)
     or I(nodes) with I(reason), with C(scontrol update nodename=X state=drain reason="...").
-    A node already drained or draining with the same reason is left alone (C(changed=false)).
+    A node already drained or draining with the same reason is left alone (C(changed=false)); so is, with
+    I(keep_foreign) (the default), a node drained for a reason that is not this toolkit's - an administrator's
+    drain keeps its reason, and C(resume) would not undo ours over it - returned in C(kept).
   - C(action=resume) resumes I(nodes) (default every drained node) with C(scontrol update nodename=X
     state=resume). With I(only_ours) (the default) only nodes whose reason starts with C(dgxpod ) - the drains
     this toolkit made - are resumed; an administrator's drain stays.
@@ -43,6 +45,10 @@ options:
     elements: str
   only_ours:
     description: C(resume) touches only nodes whose reason starts with C(dgxpod ).
+    type: bool
+    default: true
+  keep_foreign:
+    description: C(drain) leaves a node already drained for a reason not starting with C(dgxpod ) as it is.
     type: bool
     default: true
   slurm_conf:
@@ -89,6 +95,15 @@ drained:
   description: Nodes this call drained (or would drain in check mode).
   returned: always
   type: list
+already:
+  description: Nodes to drain that were already drained or draining with that reason (left alone).
+  returned: always
+  type: list
+kept:
+  description: "Nodes to drain that were already drained for another, not the toolkit's, reason (left alone with
+    I(keep_foreign)): C([{node, reason}]) with Slurm's reason."
+  returned: always
+  type: list
 resumed:
   description: Nodes this call resumed (or would resume in check mode).
   returned: always
@@ -106,7 +121,7 @@ checks:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.slurm_drain import resume_plan, slurm_checks
+from ansible.module_utils.slurm_drain import ours, resume_plan, slurm_checks
 from ansible.module_utils.slurm_parse import node_states, parse_scontrol_nodes, unhealthy
 
 
@@ -124,11 +139,23 @@ def read_states(module, exe, env):
     return node_states(parse_scontrol_nodes(out))
 
 
-def drain_changes(states, wanted):
-    """[(node, reason)] that are not already drained with that reason; unknown nodes are an error."""
+def drain_changes(states, wanted, keep_foreign=True):
+    """(todo, unknown, already, kept): the [(node, reason)] to drain - not already drained with that reason,
+    nor (with keep_foreign) drained for a reason that is not ours - the unknown nodes (an error), the nodes
+    already drained with that reason and the [{node, reason}] drained by someone else."""
     unknown = [n for n, _ in wanted if n not in states]
-    todo = [(n, r) for n, r in wanted if n in states and not (states[n]["drain"] and states[n]["reason"] == r)]
-    return todo, unknown
+    todo, already, kept = [], [], []
+    for n, r in wanted:
+        s = states.get(n)
+        if s is None:
+            continue
+        if s["drain"] and s["reason"] == r:
+            already.append(n)
+        elif keep_foreign and s["drain"] and not ours(s["reason"]):
+            kept.append({"node": n, "reason": s["reason"]})
+        else:
+            todo.append((n, r))
+    return todo, unknown, already, kept
 
 
 def main():
@@ -140,6 +167,7 @@ def main():
             reason=dict(type="str"),
             drain=dict(type="list", elements="dict"),
             only_ours=dict(type="bool", default=True),
+            keep_foreign=dict(type="bool", default=True),
             slurm_conf=dict(type="path"),
             bin_dir=dict(type="path"),
         ),
@@ -149,7 +177,7 @@ def main():
     env = {"SLURM_CONF": p["slurm_conf"]} if p["slurm_conf"] else {}
     exe, env = _scontrol(module, env)
     states = read_states(module, exe, env)
-    commands, drained, resumed = [], [], []
+    commands, drained, resumed, already, kept = [], [], [], [], []
     if p["action"] == "drain":
         wanted = [(str(d["node"]), str(d.get("reason") or p["reason"] or "")) for d in p["drain"] or []]
         if p["nodes"]:
@@ -158,7 +186,7 @@ def main():
             wanted += [(n, p["reason"]) for n in p["nodes"]]
         if any(not r for _, r in wanted):
             module.fail_json(msg="every node to drain needs a reason", drain=wanted)
-        todo, unknown = drain_changes(states, wanted)
+        todo, unknown, already, kept = drain_changes(states, wanted, p["keep_foreign"])
         if unknown:
             module.fail_json(msg="not Slurm nodes: %s (known: %s)" % (", ".join(unknown), ", ".join(states)))
         for node, reason in todo:
@@ -177,7 +205,8 @@ def main():
         states = read_states(module, exe, env)
     extra = {"checks": slurm_checks(states, p["dgx"])} if p["dgx"] else {}
     module.exit_json(changed=bool(commands), nodes=states, unhealthy=unhealthy(states), drained=drained,
-                     resumed=resumed, commands=[" ".join(c[1:]) for c in commands], **extra)
+                     resumed=resumed, already=already, kept=kept, commands=[" ".join(c[1:]) for c in commands],
+                     **extra)
 
 
 if __name__ == "__main__":

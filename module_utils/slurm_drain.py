@@ -18,6 +18,10 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 PREFIX = "dgxpod "
+# The slurm stage's own checks (validate.yml --tags slurm): a node drained or down in Slurm fails them, and
+# draining it "because it is drained" would replace its reason (an administrator's, or the cause a previous
+# run gave) with a circular one. They are reported, never drained on.
+SLURM_CHECKS = ("slurm_node", "slurm_controller")
 REASON_MAX = 200  # characters; slurmctld keeps longer reasons, but sinfo/scontrol lines stay readable
 
 
@@ -39,13 +43,24 @@ def _findings(doc: Mapping[str, Any]) -> List[Mapping[str, Any]]:
              "id": c.get("check")} for c in doc.get("checks") or [] if c.get("status") in ("fail", "error")]
 
 
-def drain_plan(doc: Mapping[str, Any], dgx: Iterable[str], max_fraction: float = 0.5) -> Dict[str, Any]:
-    """The nodes to drain (each once, the finding explaining most checks giving its reason)."""
+def _root_check(finding: Mapping[str, Any]) -> Optional[str]:
+    return (finding.get("root") or {}).get("check")
+
+
+def drain_plan(doc: Mapping[str, Any], dgx: Iterable[str], max_fraction: float = 0.5,
+               exclude_checks: Iterable[str] = SLURM_CHECKS) -> Dict[str, Any]:
+    """The nodes to drain (each once, the finding explaining most checks giving its reason). Findings whose
+    root check is one of ``exclude_checks`` (Slurm's own) drain nothing."""
     nodes = list(dgx)
+    excluded = set(exclude_checks)
     drain: Dict[str, Dict[str, Any]] = {}
     skipped: List[Dict[str, Any]] = []
     for f in _findings(doc):
         host = f.get("host")
+        if _root_check(f) in excluded:
+            skipped.append({"host": host, "finding": f.get("id"),
+                            "why": "%s is Slurm's own state, reported and not drained on" % _root_check(f)})
+            continue
         if host not in nodes:
             skipped.append({"host": host, "finding": f.get("id"),
                             "why": "not a DGX of the partition (%s)" % ("the pod" if host in (None, "pod") else host)})
@@ -83,9 +98,14 @@ def resume_plan(states: Mapping[str, Mapping[str, Any]], nodes: Optional[Iterabl
 
 
 def slurm_checks(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) -> List[Dict[str, Any]]:
-    """One ``slurm_node`` check per DGX (results.json entries, module_utils/checks.py's fields): pass when Slurm
-    knows it, it responds and it is idle/allocated/mixed/completing; fail naming the state and the reason
-    (drained, draining, down, invalid, not responding, not in slurm.conf)."""
+    """:func:`slurm_check_results` as results.json entries."""
+    return [r.to_dict() for r in slurm_check_results(states, dgx)]
+
+
+def slurm_check_results(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) -> List[Any]:
+    """One ``slurm_node`` check per DGX (module_utils/checks.py's CheckResult): pass when Slurm knows it, it
+    responds and it is idle/allocated/mixed/completing; fail naming the state and the reason (drained,
+    draining, down, invalid, not responding, not in slurm.conf)."""
     try:  # as an Ansible module_util
         from ansible.module_utils.checks import CheckResult
     except ImportError:  # plain Python
@@ -104,5 +124,5 @@ def slurm_checks(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) ->
             res = CheckResult("slurm_node", node, "fail" if bad else "pass", expected="idle, allocated or mixed",
                               measured=what, cause=("%s in Slurm%s" % (what, ": " + s["reason"] if s.get("reason")
                                                                          else "")) if bad else None)
-        out.append(res.to_dict())
+        out.append(res)
     return out

@@ -42,11 +42,12 @@ def registry() -> List[Stage]:
     """Every stage, in report order. Imported here (not at module load) so a stage's code is only read
     when a report is written."""
     try:
-        from ansible.module_utils import drift_eval, gpu_eval, nccl_eval, switch_eval, training_eval
+        from ansible.module_utils import drift_eval, gpu_eval, nccl_eval, slurm_eval, switch_eval, training_eval
     except ImportError:  # pragma: no cover - plain import (tests, filters)
         import drift_eval  # type: ignore
         import gpu_eval  # type: ignore
         import nccl_eval  # type: ignore
+        import slurm_eval  # type: ignore
         import switch_eval  # type: ignore
         import training_eval  # type: ignore
     stages: List[Stage] = [
@@ -55,6 +56,7 @@ def registry() -> List[Stage]:
         Stage("switches", "switches", "switch", switch_eval.evaluate, switch_eval.markdown, switch_eval.html_section),
         Stage("nccl", "nccl", "NCCL", nccl_eval.evaluate, nccl_eval.markdown, nccl_eval.html),
         Stage("training", "training", "training", training_eval.evaluate, training_eval.markdown, training_eval.html),
+        Stage("slurm", "slurm", "Slurm", slurm_eval.evaluate, slurm_eval.markdown, slurm_eval.html),
     ]
     return stages
 

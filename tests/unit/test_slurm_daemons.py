@@ -161,3 +161,132 @@ def test_resume_leaves_an_administrators_drain_alone(cluster):
         assert out["resumed"] == [] and _states(env)[NODE]["reason"] == "disk replacement"
     finally:
         _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env)
+
+
+def test_validate_slurm_stage_and_drain_failed_against_the_real_slurmctld(cluster, tmp_path):
+    """validate.yml's slurm stage, report and --drain-failed plays (test_slurm_validate's wrapper, validate.yml's
+    order) on a Slurm pod whose DGX is this machine's slurmd: the slurm checks pass while idle; a failed check on
+    the DGX drains it with the check and cause as the reason; the next run reports it drained and does not drain
+    it again on its own check; an administrator's drain is kept."""
+    from test_slurm_validate import inject, run_validate, write_pod
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    pod = write_pod(tmp_path, {"scheduler": "slurm", "slurm": {"controller": NODE, "partition": "dgx"}}, node=NODE)
+    conf = ["-e", "slurm_conf_path=" + env["SLURM_CONF"]]
+
+    res, doc = run_validate(pod, "--tags", "slurm", *conf, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert [(c["check"], c["host"], c["status"]) for c in doc["checks"] if c["check"].startswith("slurm")] == [
+        ("slurm_controller", NODE, "pass"), ("slurm_node", NODE, "pass")]
+    report = (pod["results"] / "report.md").read_text()
+    assert "## Slurm (controller %s, partition dgx)" % NODE in report and "| %s | idle |  |" % NODE in report
+    assert "slurm_node" in (pod["results"] / "junit.xml").read_text()
+
+    try:
+        res, doc = run_validate(pod, "--tags", "slurm", "-e", "pod_drain_failed=true", *inject("hostname dgx-wrong"),
+                                *conf, env=env)
+        (tmp_path / "drain_run.txt").write_text(res.stdout)  # kept with the test's files (docs/slurm.md quotes it)
+        assert res.returncode == 2, res.stdout[-3000:] + res.stderr[-2000:]  # drained, then the verdict
+        reason = _states(env)[NODE]["reason"]
+        assert _states(env)[NODE]["drain"] and reason.startswith("dgxpod identity: ") and "dgx-wrong" in reason
+        tail = res.stdout[res.stdout.index("TASK [What was drained and what was not]"):]
+        assert "drained:" in tail and reason in tail and "1 check(s) failed" in tail
+
+        res, doc = run_validate(pod, "--tags", "slurm", "-e", "pod_drain_failed=true", *conf, env=env)
+        node = next(c for c in doc["checks"] if c["check"] == "slurm_node")
+        assert node["status"] == "fail" and node["cause"] == "drained in Slurm: " + reason
+        assert "is Slurm's own state, reported and not drained on" in res.stdout and "changed: [localhost" not in \
+            res.stdout.split("TASK [Drain them")[-1].split("TASK [What was")[0]
+        assert _states(env)[NODE]["reason"] == reason
+
+        _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env)
+        _run(["scontrol", "update", "nodename=" + NODE, "state=drain", "reason=disk replacement"], env)
+        res, _ = run_validate(pod, "--tags", "slurm", "-e", "pod_drain_failed=true", *inject("hostname dgx-wrong"),
+                              *conf, env=env)
+        assert _states(env)[NODE]["reason"] == "disk replacement"
+        assert "kept_an_administrators_drain" in res.stdout and "disk replacement" in res.stdout
+    finally:
+        _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env, check=False)
+
+
+def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
+    """module_utils/slurm_job.py's argv on the real slurmd: the job runs on the DGX it names, its output file is
+    written, sbatch --wait returns the command's exit code, and scontrol show job tells COMPLETED / FAILED /
+    TIMEOUT (parsed); a node Slurm does not know is a refused submission with Slurm's error. With
+    SLURM_GOLDEN_REGEN=1 the scontrol outputs are saved as fixtures for test_slurm_job.py."""
+    import slurm_job
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    os.chmod(str(tmp_path), 0o755)
+    regen = os.environ.get("SLURM_GOLDEN_REGEN") == "1"
+    fixtures = os.path.join(ROOT, "tests", "unit", "fixtures", "slurm")
+
+    def job(command, name, **kw):
+        out = str(tmp_path / (name + "-%j.out"))
+        res = _run(slurm_job.sbatch_argv(command, [NODE], "dgx", out, job_name=name, **kw), env, timeout=180,
+                   check=False)
+        outcome = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr)
+        shown = None
+        if outcome["submitted"]:
+            text = _run(["scontrol", "show", "job", "-o", str(outcome["job_id"])], env).stdout
+            shown = slurm_job.parse_scontrol_job(text)
+            outcome = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr, shown)
+            if regen:
+                with open(os.path.join(fixtures, "scontrol_job_%s.txt" % name), "w") as fh:
+                    fh.write(text)
+        path = out.replace("%j", str(outcome["job_id"]))
+        return outcome, shown, (open(path).read() if os.path.exists(path) else None)
+
+    outcome, shown, text = job(["sh", "-c", 'echo "on $(hostname) gpus=$CUDA_VISIBLE_DEVICES"; echo done >&2'],
+                               "ok", time_limit_s=90, gpus_per_node=2)
+    assert outcome["ok"] and outcome["rc"] == 0 and outcome["job_id"] > 0, outcome
+    assert text == "on %s gpus=0,1\ndone\n" % socket.gethostname()  # stdout and stderr in the -o file
+    assert shown["state"] == "COMPLETED" and shown["exit_code"] == 0 and shown["nodes"] == NODE
+    assert shown["batch_host"] == NODE and shown["fields"]["TimeLimit"] == "00:02:00"
+
+    outcome, shown, text = job("echo ranks lost; exit 3", "failed")
+    assert not outcome["ok"] and outcome["rc"] == 3 and "exit code 3" in outcome["error"]
+    assert shown["state"] == "FAILED" and shown["exit_code"] == 3 and text == "ranks lost\n"
+
+    outcome, shown, _ = job("sleep 300", "timeout", time_limit_s=1)  # Slurm's limit ends a hung job (1 min)
+    assert not outcome["ok"] and shown["state"] == "TIMEOUT", (outcome, shown)
+
+    res = _run(slurm_job.sbatch_argv("true", ["DGX9-9"], "dgx", str(tmp_path / "x.out")), env, check=False)
+    refused = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr)
+    assert not refused["submitted"] and refused["rc"] != 0 and "sbatch: error:" in refused["error"], refused
+    _wait("%s idle after the jobs" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+
+
+def test_a_job_for_a_drained_dgx_waits_and_is_cancelled_by_name(cluster, tmp_path):
+    """sbatch has no --immediate: a job naming a drained DGX (one --drain-failed drained) pends with Slurm's
+    reason until the stage's own timeout; squeue names the wait and scancel --name ends it, sbatch --wait
+    then returns non-zero. What the NCCL stage through Slurm must do on timeout (docs/slurm.md)."""
+    import slurm_job
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    name = "dgxpod-pending-test"
+    _run(["scontrol", "update", "nodename=" + NODE, "state=drain", "reason=dgxpod test: drained"], env)
+    proc = subprocess.Popen(slurm_job.sbatch_argv("true", [NODE], "dgx", str(tmp_path / "p.out"), job_name=name),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        jobs = _wait("the job to pend", lambda: slurm_job.parse_squeue(
+            _run(slurm_job.squeue_argv(name), env).stdout))
+        assert jobs[0]["state"] == "PENDING" and jobs[0]["reason"], jobs
+        assert proc.poll() is None  # sbatch --wait is still waiting
+        _run(slurm_job.scancel_argv(name), env)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0  # measured: a job cancelled while pending ends sbatch --wait with 0
+        text = _run(["scontrol", "show", "job", "-o", str(jobs[0]["job_id"])], env).stdout
+        if os.environ.get("SLURM_GOLDEN_REGEN") == "1":
+            with open(os.path.join(ROOT, "tests", "unit", "fixtures", "slurm", "scontrol_job_cancelled.txt"),
+                      "w") as fh:
+                fh.write(text)
+        outcome = slurm_job.sbatch_outcome(proc.returncode, out, err, slurm_job.parse_scontrol_job(text))
+        assert outcome["submitted"] and outcome["job_id"] == jobs[0]["job_id"] and outcome["state"] == "CANCELLED"
+        assert not outcome["ok"] and "CANCELLED" in outcome["error"], outcome
+        assert _run(slurm_job.squeue_argv(name), env).stdout.strip() == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _run(slurm_job.scancel_argv(name), env, check=False)
+        _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env, check=False)
