@@ -10,8 +10,6 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "sim"))
-sys.path.insert(0, ROOT)
 import podsim  # noqa: E402
 
 from sim.fakeswitch.cli import new_state  # noqa: E402
