@@ -232,6 +232,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.bounded_run import run_bounded
 from ansible.module_utils.fio_parse import aggregate, parse_fio
 from ansible.module_utils.perf_cmd import fio_jobfile, fio_size_bytes
 from ansible.module_utils.perf_plan import fio_files
@@ -241,31 +242,10 @@ LATE_TOLERANCE = 2.0  # seconds past start_at that still count as "on time"
 MAX_WAIT = 600.0  # start_at further ahead than this is waited for this long only
 
 
-def _run_bounded(argv, timeout):
-    """(rc, stdout, stderr, timed_out). fio runs in its own process group, killed as a whole on timeout."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env=dict(os.environ, LC_ALL="C"))
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err, False
-    except subprocess.TimeoutExpired:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except OSError:
-                pass
-            try:
-                out, err = proc.communicate(timeout=5)
-                return proc.returncode, out or "", err or "", True
-            except subprocess.TimeoutExpired:
-                continue
-        return None, "", "", True  # stuck in the kernel (dead NFS server): abandoned
-
-
 def _probe(directory, timeout):
     """None if the directory answers a stat in time, else why not (bounded even on a dead NFS mount)."""
     try:
-        rc, _, err, timed_out = _run_bounded(["stat", "-c", "%F", directory], timeout)
+        rc, _, err, timed_out = run_bounded(["stat", "-c", "%F", directory], timeout)
     except OSError as exc:
         return "cannot check %s: %s" % (directory, exc)
     if timed_out:
@@ -279,7 +259,7 @@ def _cleanup(paths, timeout):
     existing = [p for p in paths if p]
     if not existing:
         return "ok"
-    rc, _, err, timed_out = _run_bounded(["rm", "-f", "--"] + existing, timeout)
+    rc, _, err, timed_out = run_bounded(["rm", "-f", "--"] + existing, timeout)
     if timed_out:
         return "incomplete: rm did not finish within %ds (storage unreachable?): %s" % (timeout, " ".join(existing))
     if rc != 0:
@@ -296,7 +276,7 @@ def _check_files(files, expected, timeout):
     problems = []
     for directory, paths in by_dir.items():
         try:
-            rc, out, _, timed_out = _run_bounded(["stat", "-c", "%s %n", "--"] + paths, timeout)
+            rc, out, _, timed_out = run_bounded(["stat", "-c", "%s %n", "--"] + paths, timeout)
         except OSError as exc:
             return "cannot check the files in %s: %s" % (directory, exc)
         if timed_out:
@@ -467,7 +447,7 @@ def prepare_dirs(p, created):
         if p["create_dirs"]:
             why = _probe(os.path.dirname(d.rstrip("/")) or "/", p["probe_timeout"])
             if not why and _probe(d, p["probe_timeout"]):
-                rc, _, err, timed_out = _run_bounded(["mkdir", "--", d], p["probe_timeout"])
+                rc, _, err, timed_out = run_bounded(["mkdir", "--", d], p["probe_timeout"])
                 if timed_out or rc != 0:
                     why = "cannot create %s: %s" % (d, "timed out" if timed_out else err.strip())
                 else:
@@ -484,12 +464,12 @@ def remove_dirs(p, created, skip=()):
     # have created the directory, and only the last one to finish finds it empty
     for d in reversed(p["directories"] if p["create_dirs"] else created):
         if d not in skip:
-            _run_bounded(["rmdir", "--", d], p["probe_timeout"])
+            run_bounded(["rmdir", "--", d], p["probe_timeout"])
 
 
 def fio_version(fio):
     """`fio --version` ("fio-3.33"), or "version unknown"."""
-    rc, stdout, _, _ = _run_bounded([fio, "--version"], 10)
+    rc, stdout, _, _ = run_bounded([fio, "--version"], 10)
     first = (stdout or "").strip().splitlines()
     return first[0].strip() if rc == 0 and first else "version unknown"
 
@@ -501,7 +481,7 @@ def run_fio(fio, tmpdir, phase, jobfile, limit, out):
         fh.write(jobfile)
     if phase == "read":
         out["started_at"] = round(time.time(), 3)
-    rc, stdout, stderr, timed_out = _run_bounded([fio, "--output-format=json", path], limit)
+    rc, stdout, stderr, timed_out = run_bounded([fio, "--output-format=json", path], limit)
     try:
         parsed = parse_fio(stdout)
     except ValueError as exc:
