@@ -52,3 +52,31 @@ def test_pod_nfs_mounts_reports_a_timeout_as_before():
     assert pod_nfs_mounts.run_bounded(["sh", "-c", "echo mounted; echo warn >&2"], 10)[0] == 0
     rc, msg = pod_nfs_mounts.run_bounded(["sleep", "60"], 0.3)
     assert (rc, msg) == (-1, "did not finish within 0.3s (killed)")
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_caller_takes_the_group_down_with_it(tmp_path):
+    """library/pod_dataset.py raises from its SIGTERM handler: the command's group must not outlive the module."""
+    pidfile = tmp_path / "child"
+
+    def _raise(signum, frame):
+        raise _Interrupted()
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        run_bounded(["sh", "-c", "sleep 60 & echo $! > %s; wait" % pidfile], 30)
+        raise AssertionError("the interruption did not propagate")
+    except _Interrupted:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 2
+    while not _gone(child) and time.monotonic() < deadline:
+        os.sched_yield()
+    assert _gone(child)
