@@ -2,11 +2,9 @@
 """Filters for the NCCL stage (playbooks/validate_nccl.yml); the logic is in module_utils/nccl_plan.py."""
 from __future__ import annotations
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils"))
-from nccl_plan import (collect, collect_pairs, multi_node_expectation, needs_localisation, pair_rounds,  # noqa: E402
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
+from nccl_plan import (collect, collect_pairs, multi_node_expectation, needs_localisation, pair_rounds,
                        round_launchers, run_record, topology)
 
 

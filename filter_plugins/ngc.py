@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import base64
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from ngc_container import authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases  # noqa: E402,E501
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
+from ngc_container import authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases  # noqa: E501
 
 
 def ngc_known_hosts(host_keys, hostvars, pod, port=2222):

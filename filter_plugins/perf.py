@@ -2,12 +2,9 @@
 """Filters for the performance tests (playbooks/validate_perf.yml): schedule, context, progress."""
 from __future__ import annotations
 
-import os
-import sys
-
 from ansible.errors import AnsibleFilterError
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 from perf_plan import eta_seconds, fio_files, fio_steps, iperf_plan, perf_context, progress_line  # noqa: E402
 from iperf_launch import host_schedules, records, round_seconds, schedule_seconds  # noqa: E402
 from iperf_confirm import DEFAULT_MAX_ROUNDS, confirm_plan, merge, to_confirm  # noqa: E402

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, rdma_problems  # noqa: E402
-from pod_derive import link_layer_mismatch, unsupported_port_modes  # noqa: E402
-from pod_types import Pod  # noqa: E402
-from pod_model import MODEL_VARS  # noqa: E402
-from storage_plan import FSTAB_BEGIN, FSTAB_END, fstab_block, mount_plan  # noqa: E402
-from findings_rules import pod_index  # noqa: E402
-from scale_plan import verbs_ports  # noqa: E402
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
+from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, rdma_problems
+from pod_derive import link_layer_mismatch, unsupported_port_modes
+from pod_types import Pod
+from pod_model import MODEL_VARS
+from storage_plan import FSTAB_BEGIN, FSTAB_END, fstab_block, mount_plan
+from findings_rules import pod_index
+from scale_plan import verbs_ports
 
 
 PROFILES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "profiles")

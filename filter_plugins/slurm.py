@@ -2,10 +2,7 @@
 """Filters for Slurm as the pod's scheduler (roles/slurm, playbooks/slurm_drain.yml; docs/slurm.md)."""
 from __future__ import annotations
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 from pod_catalog import DGX_MODELS  # noqa: E402
 from pod_types import Pod  # noqa: E402
 from slurm_conf import render_all  # noqa: E402

@@ -6,13 +6,11 @@
 """
 from __future__ import annotations
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from pod_model import model_from_hostvars  # noqa: E402
-from switch_model import structured_config  # noqa: E402
-from switch_render import render  # noqa: E402
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
+from pod_model import model_from_hostvars
+from switch_model import structured_config
+from switch_render import render
 
 
 def switch_structured(model_vars, switch, options=None):

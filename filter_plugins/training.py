@@ -2,12 +2,10 @@
 """Filters of the training stage (roles/pod_training)."""
 from __future__ import annotations
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils"))
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 
-from pod_types import Pod  # noqa: E402
+from pod_types import Pod
 
 
 def pod_training_target(hv, pod, connect="name"):

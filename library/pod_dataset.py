@@ -112,10 +112,10 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.bounded_run import run_bounded
 
 try:
     from ansible.module_utils.training_dataset import (FILE_LIST, MANIFEST, file_list_text, file_plan,
@@ -133,34 +133,9 @@ def _on_signal(signum, frame):
     raise Interrupted("interrupted by signal %d" % signum)
 
 
-def _kill(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        proc.communicate(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-def _bounded(argv, timeout):
-    """(rc, stdout, stderr, timed_out): own process group, killed as a whole on timeout or on a signal."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err, False
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        return None, "", "", True
-    except Interrupted:
-        _kill(proc)
-        raise
-
-
 def read_manifest(root, timeout):
     """(manifest or None, problem or None) - bounded even on a hung mount."""
-    rc, out, err, timed_out = _bounded(["cat", os.path.join(root, MANIFEST)], timeout)
+    rc, out, err, timed_out = run_bounded(["cat", os.path.join(root, MANIFEST)], timeout)
     if timed_out:
         return None, "%s did not answer within %ds (storage down or mount hung?)" % (root, timeout)
     if rc != 0:
@@ -174,7 +149,7 @@ def read_manifest(root, timeout):
 def remove(path, timeout):
     if not os.path.lexists(path):
         return None
-    rc, _, err, timed_out = _bounded(["rm", "-rf", "--", path], timeout)
+    rc, _, err, timed_out = run_bounded(["rm", "-rf", "--", path], timeout)
     if timed_out:
         return "removing %s did not finish within %ds" % (path, timeout)
     if rc != 0:
@@ -202,7 +177,7 @@ def generate(module, sp, roots, deadline):
     if p["container"]:
         cmd = [p["engine"]] + list(p["engine_args"]) + ["exec", p["container"]] + cmd
     t0 = time.time()
-    rc, out, err, timed_out = _bounded(cmd, left + 15)
+    rc, out, err, timed_out = run_bounded(cmd, left + 15)
     if timed_out or rc in (124, 137):
         raise RuntimeError("generating %d files did not finish within %ds (raise pod_training_dataset_timeout or "
                            "make fewer files)" % (len(plan), left))

@@ -232,40 +232,19 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.fio_parse import aggregate, parse_fio
-from ansible.module_utils.perf_cmd import fio_jobfile, fio_size_bytes
-from ansible.module_utils.perf_plan import fio_files
+from ansible.module_utils.bounded_run import run_bounded
+from ansible.module_utils.fio_job import (PHASES, file_problems, file_stem, find_pattern, fio_limit, fio_outcome,
+                                          job_plan, own_files, phases_to_run, read_problem, version_line)
+from ansible.module_utils.perf_cmd import fio_size_bytes
 
-PHASES = ("all", "layout", "read", "cleanup")
 LATE_TOLERANCE = 2.0  # seconds past start_at that still count as "on time"
 MAX_WAIT = 600.0  # start_at further ahead than this is waited for this long only
-
-
-def _run_bounded(argv, timeout):
-    """(rc, stdout, stderr, timed_out). fio runs in its own process group, killed as a whole on timeout."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env=dict(os.environ, LC_ALL="C"))
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err, False
-    except subprocess.TimeoutExpired:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except OSError:
-                pass
-            try:
-                out, err = proc.communicate(timeout=5)
-                return proc.returncode, out or "", err or "", True
-            except subprocess.TimeoutExpired:
-                continue
-        return None, "", "", True  # stuck in the kernel (dead NFS server): abandoned
 
 
 def _probe(directory, timeout):
     """None if the directory answers a stat in time, else why not (bounded even on a dead NFS mount)."""
     try:
-        rc, _, err, timed_out = _run_bounded(["stat", "-c", "%F", directory], timeout)
+        rc, _, err, timed_out = run_bounded(["stat", "-c", "%F", directory], timeout)
     except OSError as exc:
         return "cannot check %s: %s" % (directory, exc)
     if timed_out:
@@ -279,7 +258,7 @@ def _cleanup(paths, timeout):
     existing = [p for p in paths if p]
     if not existing:
         return "ok"
-    rc, _, err, timed_out = _run_bounded(["rm", "-f", "--"] + existing, timeout)
+    rc, _, err, timed_out = run_bounded(["rm", "-f", "--"] + existing, timeout)
     if timed_out:
         return "incomplete: rm did not finish within %ds (storage unreachable?): %s" % (timeout, " ".join(existing))
     if rc != 0:
@@ -296,32 +275,19 @@ def _check_files(files, expected, timeout):
     problems = []
     for directory, paths in by_dir.items():
         try:
-            rc, out, _, timed_out = _run_bounded(["stat", "-c", "%s %n", "--"] + paths, timeout)
+            rc, out, _, timed_out = run_bounded(["stat", "-c", "%s %n", "--"] + paths, timeout)
         except OSError as exc:
             return "cannot check the files in %s: %s" % (directory, exc)
         if timed_out:
             return "%s did not answer within %ds (storage node down or mount hung?)" % (directory, timeout)
-        sizes = {}
-        for line in out.splitlines():
-            size, _, name = line.partition(" ")
-            if size.isdigit():
-                sizes[name] = int(size)
-        for path in paths:
-            if path not in sizes:
-                problems.append("%s is missing" % path)
-            elif expected is not None and sizes[path] < expected:
-                problems.append("%s has %d bytes, not %d" % (path, sizes[path], expected))
-    if not problems:
-        return None
-    more = " (and %d more)" % (len(problems) - 1) if len(problems) > 1 else ""
-    return "%s%s: phase=read reads the files of a successful phase=layout, it does not lay them out" % (
-        problems[0], more)
+        problems += file_problems(paths, out, expected)
+    return read_problem(problems)
 
 
 def _own_files(directories, stem, timeout):
     """phase=cleanup: (files named <stem><digits> in the directories, [directories that did not answer]).
     All directories are listed at once, so a dead mount costs ``timeout`` seconds once, not per directory."""
-    pattern = "".join("\\" + c if c in "*?[]\\" else c for c in stem) + "*"
+    pattern = find_pattern(stem)
     procs = []
     for d in dict.fromkeys(directories):
         procs.append((d, subprocess.Popen(["find", d, "-maxdepth", "1", "-type", "f", "-name", pattern, "-print"],
@@ -339,9 +305,7 @@ def _own_files(directories, stem, timeout):
                 pass
             dead.append(d)
             continue
-        for path in out.splitlines():  # a missing directory lists nothing: nothing to remove
-            if os.path.basename(path)[len(stem):].isdigit():
-                found.append(path)
+        found += own_files(stem, out.splitlines())  # a missing directory lists nothing: nothing to remove
     return found, dead
 
 
@@ -376,19 +340,8 @@ def main():
         module.fail_json(msg="directories must name at least one directory")
     if p["start_at"] is not None and phase != "read":
         module.fail_json(msg="start_at is only used with phase=read")
-    host = socket.gethostname().split(".")[0]
-    stem = "%s.%s" % (p["prefix"], host)
-    files = fio_files(p["directories"], p["numjobs"], prefix=stem)
-    common = dict(bs=p["bs"], ioengine=p["ioengine"], iodepth=p["iodepth"], direct=p["direct"], size=p["size"],
-                  runtime=p["runtime"], ramp_time=p["ramp_time"], rate_iops=p["rate_iops"])
-    if phase == "all":
-        jobfiles = {"read": fio_jobfile(files, "read", **common)}
-        if p["layout"]:
-            jobfiles["layout"] = fio_jobfile(files, "layout", **common)
-    elif phase in ("layout", "read"):
-        jobfiles = {phase: fio_jobfile(files, phase, **common)}
-    else:
-        jobfiles = {}
+    stem = file_stem(p["prefix"], socket.gethostname())
+    files, jobfiles = job_plan(p, stem)
     out = {"phase": phase, "files": files, "jobfiles": jobfiles}
     if module.check_mode:
         module.exit_json(changed=False, status="skipped", **out)
@@ -423,7 +376,7 @@ def main():
         if why:
             remove_dirs(p, created)
             finish("error", why, result={}, cleanup="ok", seconds=round(time.time() - started, 1))
-    limit = p["timeout"] or 2 * (p["ramp_time"] + p["runtime"]) + 120
+    limit = fio_limit(p["timeout"], p["runtime"], p["ramp_time"])
     tmpdir = tempfile.mkdtemp(prefix="pod_fio.")
     reason = None
     keep = False
@@ -435,10 +388,7 @@ def main():
                 late = time.time() - p["start_at"]
                 if late > LATE_TOLERANCE:
                     out["late_by"] = round(late, 1)
-        if phase == "all":
-            phases = (["layout"] if p["layout"] else []) + ["read"]
-        else:
-            phases = [] if reason else [phase]
+        phases = [] if reason else phases_to_run(phase, p["layout"])
         for name in phases:
             reason = run_fio(fio, tmpdir, name, jobfiles[name], limit, out)
             if reason:
@@ -467,7 +417,7 @@ def prepare_dirs(p, created):
         if p["create_dirs"]:
             why = _probe(os.path.dirname(d.rstrip("/")) or "/", p["probe_timeout"])
             if not why and _probe(d, p["probe_timeout"]):
-                rc, _, err, timed_out = _run_bounded(["mkdir", "--", d], p["probe_timeout"])
+                rc, _, err, timed_out = run_bounded(["mkdir", "--", d], p["probe_timeout"])
                 if timed_out or rc != 0:
                     why = "cannot create %s: %s" % (d, "timed out" if timed_out else err.strip())
                 else:
@@ -484,14 +434,13 @@ def remove_dirs(p, created, skip=()):
     # have created the directory, and only the last one to finish finds it empty
     for d in reversed(p["directories"] if p["create_dirs"] else created):
         if d not in skip:
-            _run_bounded(["rmdir", "--", d], p["probe_timeout"])
+            run_bounded(["rmdir", "--", d], p["probe_timeout"])
 
 
 def fio_version(fio):
     """`fio --version` ("fio-3.33"), or "version unknown"."""
-    rc, stdout, _, _ = _run_bounded([fio, "--version"], 10)
-    first = (stdout or "").strip().splitlines()
-    return first[0].strip() if rc == 0 and first else "version unknown"
+    rc, stdout, _, _ = run_bounded([fio, "--version"], 10)
+    return version_line(rc, stdout)
 
 
 def run_fio(fio, tmpdir, phase, jobfile, limit, out):
@@ -501,32 +450,11 @@ def run_fio(fio, tmpdir, phase, jobfile, limit, out):
         fh.write(jobfile)
     if phase == "read":
         out["started_at"] = round(time.time(), 3)
-    rc, stdout, stderr, timed_out = _run_bounded([fio, "--output-format=json", path], limit)
-    try:
-        parsed = parse_fio(stdout)
-    except ValueError as exc:
-        # never numbers from a half-read or interim report: an error naming this node and the fio version
-        tail = (stderr or "").strip().splitlines()
-        if rc and tail:  # fio failed and said why (bad job file, no space...): its own message
-            why = "fio %s phase: %s" % (phase, tail[-1][:300])
-        else:
-            why = "%s: fio (%s) %s phase output cannot be read (exit %s): %s" % (
-                socket.gethostname().split(".")[0], fio_version(fio), phase, rc, exc)
-        parsed = {"status": "error", "error": why, "version": None, "jobs": [], "aggregate": aggregate([]),
-                  "errors": [why]}
-        out["result" if phase == "read" else "layout"] = parsed
-        if timed_out:
-            return "fio %s phase did not finish within %ds (killed)" % (phase, limit)
-        return why
+    rc, stdout, stderr, timed_out = run_bounded([fio, "--output-format=json", path], limit)
+    parsed, why = fio_outcome(phase, rc, stdout, stderr, timed_out, limit, socket.gethostname().split(".")[0],
+                              lambda: fio_version(fio))
     out["result" if phase == "read" else "layout"] = parsed
-    if timed_out:
-        return "fio %s phase did not finish within %ds (killed)" % (phase, limit)
-    if parsed["status"] != "ok":
-        detail = parsed["error"]
-        if not parsed["jobs"]:
-            detail = (stderr.strip().splitlines() or ["fio exited %s" % rc])[-1]
-        return "fio %s phase: %s" % (phase, detail)
-    return None
+    return why
 
 
 def cleanup_phase(p, stem, started, finish):

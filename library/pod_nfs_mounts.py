@@ -98,11 +98,11 @@ failed_mounts:
 
 import os
 import socket
-import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.bounded_run import run_bounded as bounded_run
 from ansible.module_utils.storage_plan import FSTAB_BEGIN as BEGIN
 from ansible.module_utils.storage_plan import FSTAB_END as END
 from ansible.module_utils.storage_plan import fstab_line, mounted_now
@@ -175,20 +175,12 @@ def probe(ip, port, timeout):
 
 
 def run_bounded(cmd, timeout):
-    """(rc, output); a command still running after ``timeout`` is killed and not waited for long
-    (a process stuck in the kernel on a dead NFS server may not die at once)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=dict(os.environ, LC_ALL="C"))
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out.strip()
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        try:
-            proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+    """(rc, output); a command still running after ``timeout`` is killed with its process group and not waited for
+    long (a process stuck in the kernel on a dead NFS server may not die at once): module_utils/bounded_run.py."""
+    res = bounded_run(cmd, timeout, merge_stderr=True)
+    if res.timed_out:
         return -1, "did not finish within %ss (killed)" % timeout
+    return res.rc, res.out.strip()
 
 
 def write_atomic(path, text):

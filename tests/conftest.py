@@ -1,4 +1,7 @@
-"""Shared test set-up: make the project's module_utils importable as Ansible would."""
+"""Shared test set-up: make the project's module_utils importable as Ansible would.
+
+module_utils/ and library/ are on sys.path by pyproject.toml ``pythonpath`` (the one place the tests' import path
+is set); a script that imports this file outside pytest (tests/unit/big_pod.py) puts them there first."""
 from __future__ import annotations
 
 import importlib
@@ -8,8 +11,6 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
-sys.path.insert(0, os.path.join(ROOT, "library"))
 # Modules import their helpers as ansible.module_utils.<name> (as Ansible packs them); tests import the same
 # files by their plain names. One finder maps the first form to the second, so both names give the same module
 # object (one CheckResult class, one registry of stages) whichever is imported first.

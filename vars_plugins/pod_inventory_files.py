@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 
 from ansible.errors import AnsibleParserError
 from ansible.plugins.vars import BaseVarsPlugin
+
+import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
+from pod_sources import unreadable_var_files
 
 DOCUMENTATION = r"""
 ---
@@ -23,9 +25,6 @@ description:
 version_added: "0.1.0"
 options: {}
 """
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from pod_sources import unreadable_var_files  # noqa: E402
 
 _SCANNED = {}
 

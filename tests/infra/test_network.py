@@ -2,10 +2,7 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "module_utils"))
 from pod_derive import hosts_entries, nccl_env, nic_plan  # noqa: E402
 from pod_types import Pod  # noqa: E402
 

@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 import yaml
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
 from pod_types import Pod  # noqa: E402
 from storage_plan import check_mounts, effective_mounts, mount_plan  # noqa: E402
 

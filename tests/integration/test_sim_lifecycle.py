@@ -10,7 +10,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -18,7 +17,6 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PODSIM = os.path.join(ROOT, "sim", "podsim")
 STATE = os.environ.get("PODSIM_STATE", os.path.join(ROOT, "sim", ".state"))
-sys.path.insert(0, os.path.join(ROOT, "sim"))
 
 import podmodel as pm  # noqa: E402
 

@@ -126,8 +126,11 @@ if __name__ == "__main__":
     import argparse
     import tempfile
     root = os.environ.get("POD_CODE_ROOT", os.path.join(HERE, "..", ".."))  # time another checkout's code
-    sys.path[:0] = [os.path.join(root, "tests"), HERE]
-    import conftest  # noqa: F401  (the root's module_utils and library, as pytest sees them)
+    import tomllib
+    with open(os.path.join(root, "pyproject.toml"), "rb") as fh:  # the import path pytest would set for the root
+        pythonpath = tomllib.load(fh)["tool"]["pytest"]["ini_options"].get("pythonpath", [])
+    sys.path[:0] = [os.path.join(root, p) for p in pythonpath] + [os.path.join(root, "tests"), HERE]
+    import conftest  # noqa: F401  (ansible.module_utils.<name> as the plain module, as pytest sees them)
     parser = argparse.ArgumentParser()
     parser.add_argument("--dgx", type=int, default=300)
     parser.add_argument("--mistake", default="none", choices=["none", "speed", "duplicate-key", "group-pfc"])

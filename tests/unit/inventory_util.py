@@ -15,7 +15,18 @@ PROFILES = os.path.join(ROOT, "profiles")
 REFERENCE = ["dgxpod", "dgxa100-powerscale", "dgx-ess3000"]
 
 
+def _init_ansible() -> None:
+    """Ansible's collection loader, as its CLIs set it up (the Python API needs it since ansible-core 2.15): the vars
+    plugin pod_inventory_files imports the project's module_utils through ansible_collections/ (docs/architecture.md,
+    "Imports"). The project root first, whichever ansible.cfg the caller's directory has; done once a process."""
+    from ansible.plugins.loader import init_plugin_loader
+    from ansible.utils.collection_loader import AnsibleCollectionConfig
+    if AnsibleCollectionConfig.collection_finder is None:
+        init_plugin_loader([ROOT])
+
+
 def hostvars(inv_dir: str) -> Dict[str, Dict[str, Any]]:
+    _init_ansible()
     loader = DataLoader()
     inv = InventoryManager(loader=loader, sources=[inv_dir])
     vm = VariableManager(loader=loader, inventory=inv)

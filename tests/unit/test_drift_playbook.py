@@ -17,7 +17,7 @@ import pytest
 
 from inventory_util import ROOT
 
-import drift_eval  # noqa: E402  (module_utils, on sys.path via tests/conftest.py)
+import drift_eval  # noqa: E402  (module_utils/, on sys.path via pyproject.toml pythonpath)
 
 ANSIBLE_PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
 PYTHON = os.path.join(ROOT, ".venv", "bin", "python")

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-sys.path.insert(0, os.path.join(ROOT, "sim"))
 import drill  # noqa: E402
 import faults as fl  # noqa: E402
 import podmodel as pm  # noqa: E402

@@ -10,7 +10,6 @@ import importlib
 import io
 import json
 import os
-import sys
 
 import pytest
 from gpu_parse import parse_dcgmi_diag, parse_smi_xml
@@ -20,12 +19,10 @@ from stages import registry
 
 from inventory_util import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
-sys.path.insert(0, os.path.join(ROOT, "filter_plugins"))
 health = importlib.import_module("dgx_gpu_health")
 hw = importlib.import_module("podsim_hw")
 gpu_sim = importlib.import_module("podsim_gpu")
-gpu_filters = importlib.import_module("gpu")
+gpu_filters = importlib.import_module("filter_plugins.gpu")
 gpu_eval = importlib.import_module("gpu_eval")
 FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "gpu")
 STANDINS = os.path.join(ROOT, "sim", "standins")

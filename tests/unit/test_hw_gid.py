@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 
 import pytest
 
 from inventory_util import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
 hp = importlib.import_module("hw_parsers")
 
 FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "hw")

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 
 import pytest
 
 from inventory_util import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
-sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
 hp = importlib.import_module("hw_parsers")
 hw = importlib.import_module("podsim_hw")
 

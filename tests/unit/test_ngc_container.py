@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 
 import jinja2
@@ -17,7 +16,6 @@ import yaml
 
 from inventory_util import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
 import ngc_container as nc  # noqa: E402
 
 ROLE = os.path.join(ROOT, "roles", "ngc_container")
@@ -174,8 +172,7 @@ def test_authorized_keys_only_public_and_options():
 
 
 def test_filter_plugin_builds_known_hosts_from_hostvars():
-    sys.path.insert(0, os.path.join(ROOT, "filter_plugins"))
-    import ngc  # noqa: E402
+    from filter_plugins import ngc
     hv = {"a": {"nics": [{"fabric": "data-5", "address": "198.18.5.11"}]}, "b": {"nics": []}}
     text = ngc.ngc_known_hosts({"a": KEY1, "b": KEY2}, hv, {"fabrics": POD["fabrics"]}, 2222)
     assert text.splitlines()[0].startswith("[a]:2222,[198.18.5.11]:2222 ssh-ed25519 ")

@@ -13,8 +13,7 @@ import pytest
 
 from inventory_util import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "filter_plugins"))
-import drift  # noqa: E402  (filter_plugins/drift.py)
+from filter_plugins import drift
 import drift_eval  # noqa: E402
 import ngc_container as nc  # noqa: E402
 import drift_compare as pd  # noqa: E402
@@ -271,7 +270,7 @@ def test_merge_keeps_a_silent_members_key_and_drops_removed_nodes():
 def test_the_filter_reads_the_node_file_when_the_controller_forgot(tmp_path):
     import base64
 
-    import ngc  # filter_plugins/ngc.py
+    from filter_plugins import ngc
     previous = nc.known_hosts({"a": {"pubkey": KEY_A, "aliases": ["a"]}, "b": {"pubkey": KEY_B, "aliases": ["b"]}},
                               2222)
     hv = {"a": {"ngc_container_hostkey_pub": {"content": base64.b64encode(KEY_A.encode()).decode()}}, "b": {}}
@@ -305,7 +304,7 @@ def _nfs_mounts_module():
 
 
 def _fstab_spec(path, plan=FSTAB_PLAN):
-    import pod as pod_filters  # filter_plugins/pod.py: what roles/nfs_client/tasks/drift.yml renders
+    from filter_plugins import pod as pod_filters  # what roles/nfs_client/tasks/drift.yml renders
     return dict({"name": "fstab", "path": str(path)}, **pod_filters.pod_nfs_fstab_block(plan))
 
 

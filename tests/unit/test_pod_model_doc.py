@@ -1,14 +1,10 @@
 """docs/pod-model.md's reference tables are generated from the schema (scripts/pod_model_doc.py) and current."""
 from __future__ import annotations
 
-import os
-import sys
 
 import pytest
 
-from inventory_util import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import pod_model_doc  # noqa: E402
 from pod_schema import Field  # noqa: E402
 

@@ -4,8 +4,6 @@ a rendered report that must show the heatmaps and the fio plot, and one of a rep
 measurements that must not."""
 from __future__ import annotations
 
-import os
-import sys
 
 import pytest
 from PIL import Image
@@ -14,7 +12,6 @@ from perf_sample import base_results, profile, sample_perf
 from pod_eval import build_results
 from report_render import render_html
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 import report_screenshot as rs  # noqa: E402
 
 

@@ -15,9 +15,6 @@ import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "sim"))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
 import faults as fl  # noqa: E402
 import podmodel as pm  # noqa: E402
 import podsim_hw as hw  # noqa: E402

@@ -8,12 +8,10 @@ import contextlib
 import io
 import json
 import os
-import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
 
 import podsim_gpu as gpu  # noqa: E402
 import podsim_hw as hw  # noqa: E402

@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 from scale_parsers import parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense, parse_mmlsmount
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STANDINS = os.path.join(ROOT, "sim", "standins")
-sys.path.insert(0, STANDINS)
 
 import podsim_scale as ps  # noqa: E402
 

@@ -11,7 +11,6 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
 
 import podsim_hw as hw  # noqa: E402
 
@@ -225,7 +224,6 @@ ADDRS = {"enp5s0": ["198.18.5.11"], "enp12s0": ["198.18.12.11"], "enp132s0": ["1
 
 
 def _hw_parsers():
-    sys.path.insert(0, os.path.join(ROOT, "module_utils"))
     import hw_parsers
     return hw_parsers
 

@@ -10,8 +10,6 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "sim"))
-sys.path.insert(0, ROOT)
 from podsimlib.common import Paths  # noqa: E402
 from podsimlib.switches import reset_fake_switches  # noqa: E402
 

@@ -19,7 +19,6 @@ from storage_plan import (PlanError, check_mounts, effective_mounts, endpoints, 
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "storage")
 NFS_PODS = ["dgxpod", "dgxa100-powerscale"]
-sys.path.insert(0, os.path.join(ROOT, "sim", "standins"))
 
 
 def profile_nfs(pod):

@@ -1,11 +1,8 @@
 """The fake switch CLIs (sim/fakeswitch/cli.py) without SSH: modes, config semantics, vendor errors, faults."""
 from __future__ import annotations
 
-import sys
 
-from test_switch_helpers import ROOT
 
-sys.path.insert(0, ROOT)
 from sim.fakeswitch.cli import Device, eos_render, new_state, onyx_render  # noqa: E402
 
 

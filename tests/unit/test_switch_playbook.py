@@ -10,13 +10,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 import yaml
 from test_switch_helpers import ROOT
 
-sys.path.insert(0, ROOT)
 from sim.fakeswitch.server import FakeSwitchServer  # noqa: E402
 
 SWITCHES = {"t-eos": ("eos", "7060CX2-32S", "Ethernet1/1"), "t-cumulus": ("cumulus", "SN3700V", "swp1"),

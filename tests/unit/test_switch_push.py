@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 
 import pytest
 from switch_push import PushError, SwitchPush
-from test_switch_helpers import GOLDEN, ROOT
+from test_switch_helpers import GOLDEN
 
-sys.path.insert(0, ROOT)
 from sim.fakeswitch.cli import new_state  # noqa: E402
 from sim.fakeswitch.server import FakeSwitchServer  # noqa: E402
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import socket
-import sys
 
 import pytest
 from stages import evaluate_stages, registry
@@ -17,9 +16,8 @@ from switch_model import structured_config
 from switch_push import SwitchPush
 from switch_render import render
 from switch_readings import SwitchValidate
-from test_switch_helpers import ROOT, pod_model_of
+from test_switch_helpers import pod_model_of
 
-sys.path.insert(0, ROOT)
 from sim.fakeswitch.cli import Device  # noqa: E402
 from sim.fakeswitch.server import FakeSwitchServer  # noqa: E402
 

@@ -11,7 +11,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 
 import pytest
 import yaml
@@ -19,8 +18,6 @@ from inventory_util import copy_inventory
 from switch_eval import evaluate
 from test_switch_helpers import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "sim"))
-sys.path.insert(0, ROOT)
 import podmodel as pm  # noqa: E402
 
 from sim.fakeswitch.server import FakeSwitchServer  # noqa: E402

@@ -97,10 +97,7 @@ def test_eos_show_priority_flow_control_column_layout():
 
 def test_eos_flags_layout_from_the_fake_switch_matches_the_fixture_parse():
     """The fake switch renders the flags layout from its running config; the parser reads it back."""
-    import sys
 
-    from test_switch_helpers import ROOT
-    sys.path.insert(0, ROOT)
     from sim.fakeswitch.cli import eos_show_pfc
     running = [["interface Ethernet1/1", ["mtu 9214", "priority-flow-control on",
                                           "priority-flow-control priority 3 no-drop"]],
