@@ -30,21 +30,39 @@ def schedule_seconds(plan: Sequence[Dict[str, Any]], seconds_per_round: float) -
     return len(plan) * float(seconds_per_round)
 
 
-def _check_plan(plan: Sequence[Dict[str, Any]]) -> None:
-    for r in plan:
-        seen = {}
+def check_plan(plan: Sequence[Dict[str, Any]]) -> List[str]:
+    """What breaks the invariants of an iperf3 plan (every schedule of module_utils/perf_schedule.py, the
+    second-look rounds of iperf_confirm.py): a NIC in two tests of one round, a port twice on one server in one round,
+    rounds not numbered 1..n, a test id twice, a test with itself."""
+    out = []
+    ids = set()
+    for i, r in enumerate(plan, 1):
+        if r.get("round") != i:
+            out.append("round %s is at position %d" % (r.get("round"), i))
+        nics, ports = set(), set()
         for t in r["tests"]:
-            key = (t["server"], t["server_address"], int(t["port"]))
-            if key in seen:
-                raise ValueError("round %s: %s:%d serves two tests at once (%s and %s)"
-                                 % (r.get("round"), t["server_address"], int(t["port"]), seen[key], t["id"]))
-            seen[key] = t["id"]
+            ends = [(t["client"], t["client_nic"]), (t["server"], t["server_nic"])]
+            if ends[0] == ends[1]:
+                out.append("round %d: %s:%s tests itself" % (i, ends[0][0], ends[0][1]))
+            for end in ends:
+                if end in nics:
+                    out.append("round %d: NIC %s:%s in two tests" % (i, end[0], end[1]))
+                nics.add(end)
+            if (t["server"], t["port"]) in ports:
+                out.append("round %d: port %s twice on %s" % (i, t["port"], t["server"]))
+            ports.add((t["server"], t["port"]))
+            if t.get("id") in ids:
+                out.append("test id %s twice" % t.get("id"))
+            ids.add(t.get("id"))
+    return out
 
 
 def host_schedules(plan: Sequence[Dict[str, Any]], seconds_per_round: float) -> Dict[str, Dict[str, Any]]:
     """{host: {"listen": [{bind, port}], "tests": [{id, server, port, bind, reverse, offset}]}} for every host
     of the plan (as server, client or both), in a stable order."""
-    _check_plan(plan)
+    problems = check_plan(plan)
+    if problems:  # two servers on one port, a NIC in two tests at once: the round's numbers would mean nothing
+        raise ValueError("the iperf3 plan breaks its invariants: %s" % "; ".join(problems))
     out: Dict[str, Dict[str, Any]] = {}
     for index, r in enumerate(plan):
         offset = round(index * float(seconds_per_round), 3)

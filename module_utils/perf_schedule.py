@@ -34,11 +34,11 @@ import random
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.iperf_launch import round_seconds
+    from ansible.module_utils.iperf_launch import check_plan, round_seconds
     from ansible.module_utils.perf_plan import (DATA_TRAFFIC, _test, bipartite_rounds, eta_seconds, iperf_plan,
                                                 round_robin)
 except ImportError:  # filter plugins, scripts and tests (module_utils on sys.path)
-    from iperf_launch import round_seconds  # type: ignore
+    from iperf_launch import check_plan, round_seconds  # type: ignore
     from perf_plan import DATA_TRAFFIC, _test, bipartite_rounds, eta_seconds, iperf_plan, round_robin  # type: ignore
 
 SCHEDULES = ("auto", "all_pairs", "matchings")
@@ -125,32 +125,6 @@ def schedule_plan(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage:
     if problems:
         raise ValueError("iperf3 plan (%s) breaks its invariants: %s" % (name, "; ".join(problems[:5])))
     return plan
-
-
-def check_plan(plan: Sequence[Dict[str, Any]]) -> List[str]:
-    """What breaks the invariants: a NIC in two tests of one round, a port twice on one server in one round,
-    rounds not numbered 1..n, a test id twice, a test with itself."""
-    out = []
-    ids = set()
-    for i, r in enumerate(plan, 1):
-        if r.get("round") != i:
-            out.append("round %s is at position %d" % (r.get("round"), i))
-        nics, ports = set(), set()
-        for t in r["tests"]:
-            ends = [(t["client"], t["client_nic"]), (t["server"], t["server_nic"])]
-            if ends[0] == ends[1]:
-                out.append("round %d: %s:%s tests itself" % (i, ends[0][0], ends[0][1]))
-            for end in ends:
-                if end in nics:
-                    out.append("round %d: NIC %s:%s in two tests" % (i, end[0], end[1]))
-                nics.add(end)
-            if (t["server"], t["port"]) in ports:
-                out.append("round %d: port %s twice on %s" % (i, t["port"], t["server"]))
-            ports.add((t["server"], t["port"]))
-            if t.get("id") in ids:
-                out.append("test id %s twice" % t.get("id"))
-            ids.add(t.get("id"))
-    return out
 
 
 def summary(plan: Sequence[Dict[str, Any]], hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str],

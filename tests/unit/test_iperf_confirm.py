@@ -7,6 +7,7 @@ import os
 import yaml
 from checks import apply_simulated_policy_to_dicts
 from iperf_confirm import confirm_plan, merge, to_confirm
+from iperf_launch import check_plan
 from perf_plan import iperf_plan
 from perf_sample import profile, sample_perf, sim_model
 from pod_eval import deep_merge, evaluate_iperf
@@ -75,6 +76,7 @@ def test_only_the_lone_pair_is_confirmed_and_its_round_runs_again_whole():
     assert [r["round"] for r in again["rounds"]] == [1] and again["left"] == [] and again["tests"] == dip
     assert [t["id"] for t in again["rounds"][0]["tests"]] == [t["id"] for t in first_round["tests"]]
     assert {t["first_round"] for t in again["rounds"][0]["tests"]} == {first_round["round"]}
+    assert check_plan(again["rounds"]) == []  # launchable as it is
 
 
 def test_a_dip_that_does_not_repeat_passes_and_says_it_ran_again():

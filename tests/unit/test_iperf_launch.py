@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iperf_launch import host_schedules, records, round_seconds, schedule_seconds
+from iperf_launch import check_plan, host_schedules, records, round_seconds, schedule_seconds
 from perf_plan import iperf_plan
 from perf_sample import sim_model
 
@@ -39,8 +39,22 @@ def test_a_plan_that_asks_one_server_port_for_two_tests_at_once_is_refused():
     clash = dict(r1["tests"][1], server=r1["tests"][0]["server"], server_address=r1["tests"][0]["server_address"],
                  port=r1["tests"][0]["port"], id="clash")
     bad = [dict(r1, tests=r1["tests"] + [clash])]
-    with pytest.raises(ValueError, match="serves two tests at once"):
+    with pytest.raises(ValueError, match=r"port \d+ twice on"):
         host_schedules(bad, 8.0)
+
+
+def test_a_nic_in_two_tests_of_one_round_is_refused_before_anything_starts():
+    # the same invariants as every schedule's (perf_schedule re-exports this check_plan): a NIC measured
+    # twice at once would halve both numbers and fail two healthy pairs
+    plan = sim_plan()
+    r1 = plan[0]
+    t0 = r1["tests"][0]
+    other = next(t for r in plan[1:] for t in r["tests"] if t["client"] == t0["client"] and t["fabric"] == t0["fabric"]
+                 and t["server"] != t0["server"])
+    twice = dict(other, id="twice", port=t0["port"] + 50)
+    with pytest.raises(ValueError, match="NIC %s:%s in two tests" % (t0["client"], t0["client_nic"])):
+        host_schedules([dict(r1, tests=r1["tests"] + [twice])], 8.0)
+    assert check_plan(plan) == [] and check_plan(plan[1:2]) == ["round 2 is at position 1"]
 
 
 def _ok(test_id):
