@@ -5,11 +5,12 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from perf_plan import eta_seconds, fio_files, fio_steps, iperf_plan, perf_context, progress_line  # noqa: E402
+from perf_plan import eta_seconds, fio_files, fio_steps, format_eta, iperf_plan, perf_context, progress_line  # noqa: E402
 from iperf_launch import host_schedules, records, round_seconds, schedule_seconds  # noqa: E402
 from iperf_confirm import DEFAULT_MAX_ROUNDS, confirm_plan, merge, to_confirm  # noqa: E402
 from pod_eval import deep_merge  # noqa: E402
-from perf_schedule import ALL_PAIRS_MAX, SEED, STORAGE_ROUNDS, choose, iperf_storage_hosts, schedule_plan  # noqa: E402
+from perf_schedule import (ALL_PAIRS_MAX, SEED, STORAGE_ROUNDS, choose, iperf_storage_hosts, predict_seconds,  # noqa: E402
+                           schedule_plan)
 
 
 def _model(host_names, hostvars):
@@ -54,6 +55,12 @@ def pod_perf_eta(iperf_rounds_left, iperf_duration, fio_steps_left, fio_seconds_
     """Seconds left: {{ rounds_left | pod_perf_eta(iperf_duration, fio_steps_left, fio_seconds_per_step) }}."""
     return eta_seconds(int(iperf_rounds_left), float(iperf_duration), int(fio_steps_left),
                        float(fio_seconds_per_step), float(overhead))
+
+
+def pod_perf_predict(plan, run, fio_steps_count=0):
+    """'12m40s': the predicted duration of the iperf3 plan and ``fio_steps_count`` fio steps under the run profile
+    (module_utils/perf_schedule.predict_seconds, the same figure scripts/plan_perf.py prints)."""
+    return format_eta(predict_seconds(plan, run or {}, int(fio_steps_count)))
 
 
 def pod_progress(seconds_left, kind, index, total, detail=""):
@@ -110,7 +117,8 @@ def pod_iperf_merge(tests, again, confirmed=None):
 class FilterModule:
     def filters(self):
         return {"pod_iperf_plan": pod_iperf_plan, "pod_fio_steps": pod_fio_steps, "pod_fio_files": pod_fio_files,
-                "pod_perf_context": pod_perf_context, "pod_perf_eta": pod_perf_eta, "pod_progress": pod_progress,
+                "pod_perf_context": pod_perf_context, "pod_perf_eta": pod_perf_eta,
+                "pod_perf_predict": pod_perf_predict, "pod_progress": pod_progress,
                 "pod_iperf_round_seconds": pod_iperf_round_seconds,
                 "pod_iperf_host_schedules": pod_iperf_host_schedules,
                 "pod_iperf_schedule_seconds": pod_iperf_schedule_seconds, "pod_iperf_records": pod_iperf_records,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -361,6 +362,10 @@ def test_validate_perf_plans_with_the_schedule_variables():
                          text=True, timeout=300)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert "6 iperf3 rounds (36 tests)" in res.stdout  # 3 matchings + 3 storage rounds (all pairs: 7, 40)
+    # the same prediction as scripts/plan_perf.py: 6 rounds x 8 s + the launch (10.6 s + 5 x 2.6 s) + 4 fio steps
+    said = re.search(r"4 fio steps; about (\d+m\d\ds) \(as scripts/plan_perf.py predicts it\)",
+                     re.sub(r"\s+", " ", res.stdout))
+    assert said, res.stdout[-2000:]
     res = subprocess.run(cmd + ["-e", "pod_perf_schedule=rings"], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=300)
     assert res.returncode != 0 and "pod_perf_schedule must be one of auto|all_pairs|matchings" in res.stdout
