@@ -2,7 +2,7 @@
 #   make setup                 install everything (Debian packages, .venv, collections)
 #   make demo                  setup + sim-up + site.yml + validate.yml on the pod-in-a-box
 #   make test                  setup + linters + all tests (unit, integration on the simulator) but the `long` ones
-#   make test-long             the `long` integration tests (second faults of a stage, the simulator's lifecycle)
+#   make test-long             the `long` tests (second faults of a stage, the simulator's lifecycle, a Slurm job timing out)
 #   make sim-up NODES=<n>      build the pod-in-a-box (default 4 DGX nodes, STORAGE=2 storage nodes)
 #   make sim-status / sim-down
 #   make lint / unit / integration   parts of `make test`

@@ -211,8 +211,8 @@ def test_validate_slurm_stage_and_drain_failed_against_the_real_slurmctld(cluste
 
 def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
     """module_utils/slurm_job.py's argv on the real slurmd: the job runs on the DGX it names, its output file is
-    written, sbatch --wait returns the command's exit code, and scontrol show job tells COMPLETED / FAILED /
-    TIMEOUT (parsed); a node Slurm does not know is a refused submission with Slurm's error. With
+    written, sbatch --wait returns the command's exit code, and scontrol show job tells COMPLETED / FAILED
+    (parsed; TIMEOUT: the long test below); a node Slurm does not know is a refused submission with Slurm's error. With
     SLURM_GOLDEN_REGEN=1 the scontrol outputs are saved as fixtures for test_slurm_job.py."""
     import slurm_job
     env = cluster["env"]
@@ -248,13 +248,29 @@ def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
     assert not outcome["ok"] and outcome["rc"] == 3 and "exit code 3" in outcome["error"]
     assert shown["state"] == "FAILED" and shown["exit_code"] == 3 and text == "ranks lost\n"
 
-    outcome, shown, _ = job("sleep 300", "timeout", time_limit_s=1)  # Slurm's limit ends a hung job (1 min)
-    assert not outcome["ok"] and shown["state"] == "TIMEOUT", (outcome, shown)
-
     res = _run(slurm_job.sbatch_argv("true", ["DGX9-9"], "dgx", str(tmp_path / "x.out")), env, check=False)
     refused = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr)
     assert not refused["submitted"] and refused["rc"] != 0 and "sbatch: error:" in refused["error"], refused
     _wait("%s idle after the jobs" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+
+
+@pytest.mark.long  # about 90 s of waiting for Slurm's 1-minute minimum limit; the TIMEOUT record is a fixture
+def test_slurm_ends_a_hung_job_at_its_time_limit(cluster, tmp_path):
+    """A hung job (``sleep 300``) with a 1-minute limit ends as TIMEOUT, and sbatch_outcome says it failed
+    (tests/unit/fixtures/slurm/scontrol_job_timeout.txt, read by test_slurm_job.py, came from this run)."""
+    import slurm_job
+    env = cluster["env"]
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    os.chmod(str(tmp_path), 0o755)
+    out = str(tmp_path / "timeout-%j.out")
+    res = _run(slurm_job.sbatch_argv("sleep 300", [NODE], "dgx", out, job_name="timeout", time_limit_s=1), env,
+               timeout=180, check=False)
+    outcome = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr)
+    assert outcome["submitted"], outcome
+    shown = slurm_job.parse_scontrol_job(_run(["scontrol", "show", "job", "-o", str(outcome["job_id"])], env).stdout)
+    outcome = slurm_job.sbatch_outcome(res.returncode, res.stdout, res.stderr, shown)
+    assert not outcome["ok"] and shown["state"] == "TIMEOUT", (outcome, shown)
+    _wait("%s idle after the job" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
 
 
 def test_a_job_for_a_drained_dgx_waits_and_is_cancelled_by_name(cluster, tmp_path):
