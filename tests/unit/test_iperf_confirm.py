@@ -120,6 +120,8 @@ def test_a_real_pod_confirms_a_pair_under_the_port_rate_the_simulator_does_not()
     low = _scale(tests, _is_dip, 0.85)  # 80.75 Gb/s: under 90 % of the port, 85 % of its peers
     assert to_confirm(low, EXP, simulated=False) == [t["id"] for t in tests if _is_dip(t)]
     assert to_confirm(low, SIM_EXP, simulated=True) == []  # the port rate is not judged on the simulator
+    everything_low = _scale(tests, lambda t: True, 0.5)  # every link at half its port: pod-wide, no dip
+    assert to_confirm(everything_low, EXP, simulated=False) == []
 
 
 def test_the_round_limit_keeps_the_rounds_with_most_lone_pairs_and_names_the_rest():
