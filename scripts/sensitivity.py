@@ -68,12 +68,18 @@ def peers_rate_gbps(results: Dict[str, Any], stage: str, node: str, nic: str) ->
     raise ValueError("unknown stage %r (one of %s)" % (stage, ", ".join(STAGES)))
 
 
+def _pod_wide(host: Optional[str]) -> bool:
+    """A check about every node at once ("all (4 DGX)": the NCCL all-node run; "pod") includes the shaped one."""
+    host = (host or "").strip()
+    return host == "pod" or host.startswith("all (")
+
+
 def judge(results: Dict[str, Any], stage: str, node: str, nic: str) -> Dict[str, Any]:
     """{found, top, why, false_alarms}: the drill's rule for the shaped node, plus failed checks about others."""
     _, _, checks, keywords = STAGES[stage]
     v = drill.judge_fault(results, [node], checks, keywords)
     others = sorted({c.get("host") for c in results.get("checks") or [] if c.get("status") in ("fail", "error")
-                     and not drill.check_about(c.get("host"), [node])})
+                     and not drill.check_about(c.get("host"), [node]) and not _pod_wide(c.get("host"))})
     return {"found": v.ok, "top": v.top, "why": v.why, "false_alarms": others}
 
 

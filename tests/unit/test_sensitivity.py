@@ -28,7 +28,8 @@ def test_found_needs_the_node_named_and_other_nodes_failing_are_false_alarms():
     named = {"findings": [{"host": "sim-dgx2", "cause": "sim-dgx2 enp12s0 is low in 3 tests", "summary": "",
                            "root": None, "explains": [{"check": "iperf_relative"}]}],
              "checks": [{"check": "iperf_relative", "host": "sim-dgx1<->sim-dgx2", "status": "fail"},
-                        {"check": "iperf_relative", "host": "sim-dgx1<->sim-isilon2", "status": "fail"}]}
+                        {"check": "iperf_relative", "host": "sim-dgx1<->sim-isilon2", "status": "fail"},
+                        {"check": "nccl_relative", "host": "all (4 DGX)", "status": "fail"}]}  # includes the node
     got = sens.judge(named, "network", "sim-dgx2", "enp12s0")
     assert got["found"] and got["false_alarms"] == ["sim-dgx1<->sim-isilon2"]
     missed = {"findings": [], "checks": []}
