@@ -170,13 +170,20 @@ def summary_line(rows: Sequence[Row], seconds: float) -> str:
         sum(1 for r in healthy if r.good), len(healthy), sum(1 for r in healthy if not r.good), seconds / 60))
 
 
+def replace_section(text: str, begin: str, end: str, body: str, heading: str) -> str:
+    """``text`` with what stands between the ``begin``/``end`` markers replaced by ``body``; without the markers,
+    a ``heading`` section holding them and ``body`` is appended (also used by scripts/sensitivity.py)."""
+    block = begin + "\n" + body + end
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        return head + block + rest.split(end, 1)[1]
+    return text.rstrip("\n") + "\n\n## %s\n\n" % heading + block + "\n"
+
+
 def update_doc(text: str, table: str, when: str, summary: str) -> str:
     """docs/validation.md with the drill section (between the markers) replaced; markers appended if absent."""
-    block = "%s\nLatest drill: %s — %s.\n\n%s%s" % (BEGIN, when, summary, table, END)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        return head + block + rest.split(END, 1)[1]
-    return text.rstrip("\n") + "\n\n## Fault drill (`make drill`)\n\n" + block + "\n"
+    return replace_section(text, BEGIN, END, "Latest drill: %s — %s.\n\n%s" % (when, summary, table),
+                           "Fault drill (`make drill`)")
 
 
 # --------------------------------------------------------------------------- running it

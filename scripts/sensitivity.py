@@ -109,11 +109,8 @@ def smallest_found(rows: Sequence[Dict[str, Any]], stage: str) -> Optional[float
 
 
 def update_doc(text: str, table: str, when: str, summary: str) -> str:
-    block = "%s\nLatest run: %s. %s\n\n%s%s" % (BEGIN, when, summary, table, END)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        return head + block + rest.split(END, 1)[1]
-    return text.rstrip("\n") + "\n\n## Sensitivity (`scripts/sensitivity.py`)\n\n" + block + "\n"
+    return drill.replace_section(text, BEGIN, END, "Latest run: %s. %s\n\n%s" % (when, summary, table),
+                                 "Sensitivity (`scripts/sensitivity.py`)")
 
 
 # --------------------------------------------------------------------------- running it
