@@ -27,20 +27,17 @@ import copy
 from typing import Any, Dict, List, Optional, Sequence
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.pod_eval import _endpoint, _gbps, evaluate_iperf, relative_ratios, suspects, _relative
+    from ansible.module_utils.pod_eval import _endpoint, _gbps, _relative, evaluate_iperf, relative_ratios, slow_nics
 except ImportError:  # filter plugins, scripts and tests (module_utils on sys.path)
-    from pod_eval import _endpoint, _gbps, evaluate_iperf, relative_ratios, suspects, _relative  # type: ignore
+    from pod_eval import _endpoint, _gbps, _relative, evaluate_iperf, relative_ratios, slow_nics  # type: ignore
 
 DEFAULT_MAX_ROUNDS = 3
 
 
 def _explained(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> set:
     """Indexes of tests through a NIC that is low in most of its tests (overall or among tests of its kind)."""
-    rel, _ = _relative(exp, "network")
-    ratios = relative_ratios(tests)
-    bad = set(suspects(tests, ratios, rel))
-    for kind in {t.get("kind") for t in tests}:
-        bad |= set(suspects(tests, {i: r for i, r in ratios.items() if tests[i].get("kind") == kind}, rel))
+    overall, by_kind = slow_nics(tests, relative_ratios(tests), _relative(exp, "network")[0])
+    bad = set(overall).union(*by_kind.values())
     return {i for i, t in enumerate(tests)
             if _endpoint(t, "client") in bad or _endpoint(t, "server") in bad}
 

@@ -136,6 +136,16 @@ def suspects(tests: Sequence[Dict[str, Any]], ratios: Dict[int, Tuple[Optional[f
     return {ep: median(r) for ep, r in per.items() if len(r) >= 2 and median(r) < threshold}
 
 
+def slow_nics(tests: Sequence[Dict[str, Any]], ratios: Dict[int, Tuple[Optional[float], int]], threshold: float
+              ) -> Tuple[Dict[Tuple[str, str, str], float], Dict[Any, Dict[Tuple[str, str, str], float]]]:
+    """(suspects over all tests, {kind: suspects among the tests of that kind}). Per kind (dgx-dgx, dgx-storage):
+    a NIC slow towards its DGX peers fails all those pairs, while its storage pairs are judged on their own
+    (their peers are other storage pairs)."""
+    by_kind = {kind: suspects(tests, {i: r for i, r in ratios.items() if tests[i].get("kind") == kind}, threshold)
+               for kind in {t.get("kind") for t in tests}}
+    return suspects(tests, ratios, threshold), by_kind
+
+
 def _cause_for(t: Dict[str, Any], bad: Dict[Tuple[str, str, str], float], what: str) -> str:
     named = [ep for ep in (_endpoint(t, "client"), _endpoint(t, "server")) if ep in bad]
     if named:
@@ -163,11 +173,7 @@ def evaluate_iperf(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List
     frac, frac_src = _exp(exp, "network", "tcp_fraction_of_port_rate", 0.9)
     rel, rel_src = _relative(exp, "network")
     ratios = relative_ratios(tests)
-    bad = suspects(tests, ratios, rel)
-    # the same per kind (dgx-dgx, dgx-storage): a NIC slow towards its DGX peers fails all those pairs,
-    # while its storage pairs are judged on their own (their peers are other storage pairs)
-    bad_kind = {kind: suspects(tests, {i: r for i, r in ratios.items() if tests[i].get("kind") == kind}, rel)
-                for kind in {t.get("kind") for t in tests}}
+    bad, bad_kind = slow_nics(tests, ratios, rel)
     checks = []
     for i, t in enumerate(tests):
         base = {"host": _pair_name(t), "hosts": [t["client"], t["server"]], "fabric": t["fabric"],
