@@ -28,6 +28,10 @@ if [ "$ROLE" = dgx ]; then
     "$SIMDIR/image/cgroup-v1-mount.sh" || echo "node-init: cgroup mounts failed: containers will not start" >&2
     mkdir -p /run/containers/storage /run/libpod
   fi
+  # the node's own Slurm and munge state (sim/podsimlib/slurm.py PRIVATE_DIRS, made by nodefiles.py)
+  if [ -f "$NODEDIR/private-dirs" ]; then
+    while read -r d; do mount --bind "$NODEDIR/private$d" "$d"; done <"$NODEDIR/private-dirs"
+  fi
 fi
 hostname "$NAME"
 

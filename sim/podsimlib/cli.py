@@ -1,6 +1,7 @@
 """podsim -- the pod-in-a-box: a simulated DGX pod on one Linux machine.
 
-    podsim up [--nodes N] [--storage M] [--shape-proportional]   build / repair / resize the pod
+    podsim up [--nodes N] [--storage M] [--shape-proportional] [--scheduler slurm]
+                                                                 build / repair / resize the pod
     podsim down [--purge]                                        remove everything it created
     podsim status [--json]                                       what runs; exit 0 only if healthy
     podsim exec NODE -- CMD...                                   run CMD inside a node
@@ -27,6 +28,7 @@ import podsim_gpu
 
 from .common import die
 from .down import cmd_down
+from .slurm import SCHEDULERS
 from .switches import SWITCH_FAULTS
 from .up import cmd_up
 from .verbs import cmd_exec, cmd_fault, cmd_gpu, cmd_inventory, cmd_shape, cmd_status, cmd_switch
@@ -40,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)
     p.add_argument("--shape-proportional", action="store_true",
                    help="shape data links 10 Gbit/s (DGX 100G ports) vs 4 Gbit/s (storage 40G ports)")
+    p.add_argument("--scheduler", choices=SCHEDULERS, default="none",
+                   help="slurm: the inventory asks for Slurm on the DGX (site.yml deploys it; docs/slurm.md)")
     p.set_defaults(func=cmd_up)
     p = sub.add_parser("down", help="remove everything the simulator created")
     p.add_argument("--purge", action="store_true", help="also delete keys, known_hosts and /ifs data")
@@ -81,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("inventory", help="print the inventory for a size (no root needed)")
     p.add_argument("--nodes", type=int, default=pm.DEFAULT_NODES)
     p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)
+    p.add_argument("--scheduler", choices=SCHEDULERS, default="none")
     p.set_defaults(func=cmd_inventory)
     args = ap.parse_args(argv)
     try:

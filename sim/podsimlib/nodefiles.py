@@ -15,6 +15,7 @@ import podsim_hw
 
 from .common import REPO, SIM_DIR, Paths, run, write_file
 from .containers import container_confs
+from .slurm import PRIVATE_DIRS, PRIVATE_LIST
 from .storage import ganesha_conf
 
 
@@ -64,6 +65,23 @@ def _opaque_dir(path: str, mode: int) -> None:
     os.setxattr(path, "trusted.overlay.opaque", b"y")
 
 
+def private_dirs(nd: str) -> None:
+    """The node's own Slurm/munge directories (slurm.PRIVATE_DIRS the host has; empty, the host's owner and mode),
+    listed in NODEDIR/private-dirs for sim/node-init.sh to bind over the host's."""
+    have = []
+    for d in PRIVATE_DIRS:
+        if not os.path.isdir(d):
+            continue
+        p = os.path.join(nd, "private" + d)
+        if not os.path.isdir(p):
+            os.makedirs(p)
+            st = os.stat(d)
+            os.chown(p, st.st_uid, st.st_gid)
+            os.chmod(p, stat.S_IMODE(st.st_mode))
+        have.append(d)
+    write_file(os.path.join(nd, PRIVATE_LIST), "".join(d + "\n" for d in have))
+
+
 def prepare_node_dir(paths: Paths, node: pm.Node, pubkey: str) -> None:
     """(Re)create the node's upper layers and the files the simulator owns inside the node."""
     nd = paths.node(node.name)
@@ -105,6 +123,7 @@ def prepare_node_dir(paths: Paths, node: pm.Node, pubkey: str) -> None:
         os.makedirs(graphroot, mode=0o700, exist_ok=True)
         for fname, text in container_confs(graphroot).items():
             write_file(os.path.join(etc, "containers", fname), text)
+        private_dirs(nd)
     else:
         write_file(os.path.join(etc, "podsim", "ganesha.conf"), ganesha_conf(paths.ifs))
     # /root/.ssh: the node's own (opaque: the host's /root/.ssh is not visible in nodes)

@@ -27,6 +27,7 @@ from .network import check_host_routes, default_routes, ensure_bridges, node_lin
 from .nodefiles import ensure_keys, prepare_node_dir, write_known_hosts
 from .nodes import launch_anchor, node_health, start_daemon, stop_nodes
 from .procs import alive, ns_inode, read_pid, record, wait_tcp
+from . import slurm
 from .shaping import apply_shape, proportional_shapes
 from .state import STATE_VERSION, Lock, State
 from .switches import ensure_fake_switches
@@ -240,7 +241,7 @@ def fake_switches(up: Up) -> None:
 def inventory(up: Up) -> None:
     """Write the inventory (inventories/sim/hosts.yml, or $PODSIM_INVENTORY) for this size, if it differs."""
     inv = inventory_path()
-    text = pm.render_inventory(up.pod)
+    text = pm.render_inventory(up.pod, slurm.inventory_vars(up.pod, slurm.scheduler_of(up.args)))
     old = open(inv).read() if os.path.exists(inv) else None
     if old != text:
         write_file(inv, text)
@@ -262,6 +263,7 @@ STEPS: tuple[Step, ...] = (
     Step("record the pod", record_pod),
     Step("wait for the nodes", wait_for_nodes),
     Step("fake switches", fake_switches),
+    Step("slurm", slurm.check),
     Step("inventory", inventory),
 )
 

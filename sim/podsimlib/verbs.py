@@ -16,6 +16,7 @@ from .network import node_link_problems
 from .nodes import node_health
 from .procs import alive, nsenter_cmd
 from .shaping import apply_shape
+from .slurm import inventory_vars
 from .state import Lock, State
 from .switches import parse_switch_faults
 
@@ -186,7 +187,8 @@ def cmd_fault(args) -> int:
 
 def cmd_inventory(args) -> int:
     try:
-        sys.stdout.write(pm.render_inventory(pm.pod_shape(args.nodes, args.storage)))
+        pod = pm.pod_shape(args.nodes, args.storage)
+        sys.stdout.write(pm.render_inventory(pod, inventory_vars(pod, args.scheduler)))
     except ValueError as e:
         die(str(e), 2)
     return 0

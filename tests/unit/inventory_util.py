@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, List
 import yaml
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
 from ansible.vars.manager import VariableManager
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,7 +34,8 @@ def hostvars(inv_dir: str) -> Dict[str, Dict[str, Any]]:
     out = {}
     for host in inv.get_hosts():
         hv = vm.get_vars(host=host, include_hostvars=False)
-        out[host.name] = {k: v for k, v in hv.items()}
+        # templated as Ansible does when a play reads them (inventories/sim's pod.scheduler is a template)
+        out[host.name] = Templar(loader=loader, variables=hv).template({k: v for k, v in hv.items()})
         out[host.name]["group_names"] = sorted(g.name for g in host.get_groups() if g.name != "all")
     return out
 

@@ -1,0 +1,74 @@
+"""Slurm on the pod-in-a-box (sim/podsimlib/slurm.py, `podsim up --scheduler slurm`): the inventory it writes, the
+model inventories/sim makes of it, and what keeps a pod from running Slurm. The daemons on the simulator:
+tests/integration/test_e2e_slurm.py."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import podmodel as pm
+from inventory_util import ROOT, hostvars, preflight, texts
+from podsimlib import slurm
+from podsimlib.nodefiles import private_dirs
+
+INV = os.path.join(ROOT, "inventories", "sim")
+
+
+def test_default_inventory_has_no_slurm_and_the_model_says_none(tmp_path):
+    assert slurm.inventory_vars(pm.pod_shape(4, 2), "none") == ()
+    assert "podsim_slurm" not in pm.render_inventory(pm.pod_shape(4, 2))
+    hv = hostvars(INV)["sim-dgx1"]
+    assert hv["pod"]["scheduler"] == "none" and hv["pod"]["slurm"] is None
+    findings, _ = preflight(INV)
+    assert [f.format() for f in findings if "slurm" in f.format().lower()] == []
+
+
+def test_scheduler_slurm_inventory_makes_the_model_ask_for_slurm(tmp_path):
+    pod = pm.pod_shape(4, 2)
+    text = pm.render_inventory(pod, slurm.inventory_vars(pod, "slurm"))
+    doc = yaml.safe_load(text)
+    assert doc["all"]["vars"]["podsim_slurm"] == {"controller": "sim-dgx1", "partition": "dgx"}
+    assert list(doc["all"]["children"]) == ["dgx", "storage", "switches"]  # the hosts are unchanged
+    inv = tmp_path / "sim"
+    shutil.copytree(INV, inv)
+    (inv / "hosts.yml").write_text(text)
+    hv = hostvars(str(inv))
+    assert {h: v["pod"]["scheduler"] for h, v in hv.items() if h.startswith("sim-dgx")} == {
+        "sim-dgx%d" % i: "slurm" for i in range(1, 5)}
+    assert hv["sim-dgx3"]["pod"]["slurm"] == {"controller": "sim-dgx1", "partition": "dgx"}
+    assert hv["sim-dgx3"]["slurm_install_packages"] is False
+    findings, _ = preflight(str(inv))
+    assert texts(findings) == [] and texts(findings, "warning") == []
+
+
+def test_podsim_inventory_verb_takes_the_scheduler():
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "sim", "podsim.py"), "inventory", "--scheduler", "slurm"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.rstrip().endswith("podsim_slurm: {controller: sim-dgx1, partition: dgx}")
+
+
+def test_missing_for_slurm_names_programs_and_nodes_without_their_own_dirs():
+    assert slurm.missing_for_slurm((), {"sim-dgx1": list(slurm.PRIVATE_DIRS)}) == []
+    out = slurm.missing_for_slurm(("/usr/sbin/slurmd",), {"sim-dgx1": list(slurm.PRIVATE_DIRS),
+                                                          "sim-dgx2": ["/var/lib/slurm"]})
+    assert out[0] == "/usr/sbin/slurmd is not installed (scripts/setup.sh installs slurm-wlm and munge)"
+    assert out[1].startswith("sim-dgx2 has no private /var/log/slurm, /var/lib/munge, /var/log/munge")
+    assert len(out) == 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to munge/slurm needs root")
+def test_private_dirs_copy_the_hosts_owner_and_mode_and_list_them(tmp_path):
+    private_dirs(str(tmp_path))
+    listed = (tmp_path / slurm.PRIVATE_LIST).read_text().split()
+    assert listed == [d for d in slurm.PRIVATE_DIRS if os.path.isdir(d)]
+    assert slurm.node_private_dirs(str(tmp_path)) == listed
+    for d in listed:
+        mine, host = os.stat(str(tmp_path) + "/private" + d), os.stat(d)
+        assert (mine.st_uid, mine.st_gid, mine.st_mode) == (host.st_uid, host.st_gid, host.st_mode)
+        assert os.listdir(str(tmp_path) + "/private" + d) == []  # empty: nothing of the host's Slurm
+    assert slurm.node_private_dirs(str(tmp_path / "none")) == []
