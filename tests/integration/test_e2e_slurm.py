@@ -1,0 +1,70 @@
+"""Slurm as the pod's scheduler on the pod-in-a-box (issue 20; docs/slurm.md "On the pod-in-a-box").
+
+`podsim up --scheduler slurm` makes the inventory ask for Slurm; site.yml then runs munged + slurmctld on
+sim-dgx1 and slurmd in every DGX node; a DGX whose data NIC is shaped slow is drained by
+`validate.yml -e pod_drain_failed=true` with the check's cause as reason, and playbooks/slurm_resume.yml
+resumes it. The pod is given back as it was found: daemons stopped, the default inventory (no Slurm)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from e2e import DGX, PODSIM, TIMINGS, recap, run
+from slurm_parse import parse_sinfo
+
+pytestmark = [pytest.mark.integration, pytest.mark.long,  # CI runs the NCCL stage already: `make test-long`
+              pytest.mark.skipif(os.geteuid() != 0, reason="the simulator needs root")]
+
+SLURM_UP = (PODSIM, "up", "--nodes", "4", "--storage", "2", "--scheduler", "slurm")
+SLOW = ("sim-dgx3", "enp132s0")  # the data NIC MPI uses (btl_tcp_if_include), as test_e2e_nccl shapes it
+
+
+def sinfo_nodes():
+    """{node: (state and sinfo's flags, e.g. idle*: not responding; reason)} as the controller's sinfo says, and the
+    `sinfo -R` text."""
+    res = run(PODSIM, "exec", "sim-dgx1", "--", "sinfo", "-N", "-h", "-o", "%N|%t|%E", check=True)
+    rows = {r["node"]: (r["state"] + r["flags"], r["reason"]) for r in parse_sinfo(res.stdout)}
+    return rows, run(PODSIM, "exec", "sim-dgx1", "--", "sinfo", "-R", check=True).stdout
+
+
+def test_slurm_on_the_simulator_idle_then_drains_the_slow_dgx_and_resumes_it(pod):
+    res = run(*SLURM_UP, check=True)
+    assert "wrote inventories/sim/hosts.yml" in res.stdout + res.stderr
+    try:
+        res = run("ansible-playbook", "site.yml", timeout=1200, check=True)
+        TIMINGS["site.yml with Slurm"] = res.elapsed
+        assert "TASK [slurm : Start slurmctld on the controller]" in res.stdout
+        rows, _ = sinfo_nodes()
+        assert rows == {n: ("idle", None) for n in DGX}, rows
+        res = run("ansible-playbook", "site.yml", timeout=1200, check=True)
+        TIMINGS["site.yml with Slurm, re-run"] = res.elapsed
+        stats = recap(res.stdout)
+        assert stats and all(s["changed"] == 0 for s in stats.values()), stats
+
+        run(PODSIM, "shape", *SLOW, "--rate", "100mbit", check=True)
+        try:
+            res = run("ansible-playbook", "validate.yml", "--tags", "nccl", "-e", "pod_drain_failed=true",
+                      timeout=900)
+            TIMINGS["validate.yml --tags nccl -e pod_drain_failed=true, shaped"] = res.elapsed
+        finally:
+            run(PODSIM, "shape", *SLOW, "--clear", check=True)
+        assert res.returncode != 0, res.stdout[-3000:]  # the verdict, given after the drain
+        rows, text = sinfo_nodes()
+        state, reason = rows.pop(SLOW[0])
+        assert state == "drained" and reason.startswith("dgxpod nccl"), (state, reason)
+        assert SLOW[0] in reason, reason  # the check's cause names the slow node
+        assert rows == {n: ("idle", None) for n in DGX if n != SLOW[0]}, rows
+        assert text.splitlines()[0].split() == ["REASON", "USER", "TIMESTAMP", "NODELIST"]
+        assert [line.split()[-1] for line in text.splitlines()[1:]] == [SLOW[0]], text
+
+        res = run("ansible-playbook", "playbooks/slurm_resume.yml", check=True)
+        assert "'%s'" % SLOW[0] in res.stdout or "- %s" % SLOW[0] in res.stdout, res.stdout[-2000:]
+        rows, _ = sinfo_nodes()
+        assert rows == {n: ("idle", None) for n in DGX}, rows
+    finally:
+        run("ansible-playbook", "playbooks/slurm.yml", "-e", "slurm_state=stopped", timeout=300)
+        run(PODSIM, "up", "--nodes", "4", "--storage", "2", check=True)  # the default inventory again
+    for n in DGX:
+        ps = run(PODSIM, "exec", n, "--", "pgrep", "-x", "slurmd|slurmctld|munged")
+        assert ps.stdout.strip() == "", (n, ps.stdout)
