@@ -72,3 +72,28 @@ def test_private_dirs_copy_the_hosts_owner_and_mode_and_list_them(tmp_path):
         assert (mine.st_uid, mine.st_gid, mine.st_mode) == (host.st_uid, host.st_gid, host.st_mode)
         assert os.listdir(str(tmp_path) + "/private" + d) == []  # empty: nothing of the host's Slurm
     assert slurm.node_private_dirs(str(tmp_path / "none")) == []
+
+
+def _tasks(tasks):
+    for t in tasks or []:
+        yield t
+        for k in ("block", "rescue", "always"):
+            yield from _tasks(t.get(k))
+
+
+def test_no_local_connection_play_delegates_to_a_node():
+    """`connection: local` on a play applies to its tasks delegated to a node too: they then run on the Ansible
+    controller. Found on the simulator (the Slurm stage's scontrol ran on the controller: connect failure)."""
+    import glob
+    bad = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "playbooks", "*.yml"))) + [
+            os.path.join(ROOT, f) for f in ("site.yml", "validate.yml")]:
+        with open(path) as fh:
+            plays = yaml.safe_load(fh) or []
+        for play in plays:
+            if not isinstance(play, dict) or play.get("connection") != "local":
+                continue
+            for t in _tasks(sum((play.get(k) or [] for k in ("pre_tasks", "tasks", "post_tasks")), [])):
+                if t.get("delegate_to") not in (None, "localhost", "127.0.0.1"):
+                    bad.append((os.path.relpath(path, ROOT), t.get("name")))
+    assert bad == []
