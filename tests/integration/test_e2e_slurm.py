@@ -2,17 +2,19 @@
 
 `podsim up --scheduler slurm` makes the inventory ask for Slurm; site.yml then runs munged + slurmctld on
 sim-dgx1 and slurmd in every DGX node; a DGX whose data NIC is shaped slow is drained by
-`validate.yml -e pod_drain_failed=true` with the check's cause as reason, and playbooks/slurm_resume.yml
-resumes it. The pod is given back as it was found: daemons stopped, the default inventory (no Slurm)."""
+`validate.yml -e pod_drain_failed=true` with the check's cause as reason, the `slurm` stage reports it drained,
+and playbooks/slurm_resume.yml resumes it. The pod is given back as it was found: daemons stopped, the default
+inventory (no Slurm)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
 
 import pytest
 
-from e2e import DGX, PODSIM, TIMINGS, recap, run
+from e2e import DGX, PODSIM, RESULTS, TIMINGS, recap, run
 from slurm_parse import parse_sinfo
 
 pytestmark = [pytest.mark.integration, pytest.mark.long,  # CI runs the NCCL stage already: `make test-long`
@@ -59,6 +61,18 @@ def test_slurm_on_the_simulator_idle_then_drains_the_slow_dgx_and_resumes_it(pod
         assert rows == {n: ("idle", None) for n in DGX if n != SLOW[0]}, rows
         assert text.splitlines()[0].split() == ["REASON", "USER", "TIMESTAMP", "NODELIST"]
         assert [line.split()[-1] for line in text.splitlines()[1:]] == [SLOW[0]], text
+
+        # the slurm stage sees it: slurmctld answers, the drained DGX fails slurm_node with its reason
+        res = run("ansible-playbook", "validate.yml", "--tags", "slurm", timeout=600)
+        TIMINGS["validate.yml --tags slurm"] = res.elapsed
+        assert res.returncode != 0, res.stdout[-3000:]
+        with open(os.path.join(RESULTS, "results.json")) as fh:
+            checks = {(c["check"], c["host"]): c for c in json.load(fh)["checks"]
+                      if c["check"] in ("slurm_controller", "slurm_node")}
+        assert checks.pop(("slurm_controller", "sim-dgx1"))["status"] == "pass"
+        assert {h: c["status"] for (_, h), c in checks.items()} == {
+            n: "fail" if n == SLOW[0] else "pass" for n in DGX}, checks
+        assert checks[("slurm_node", SLOW[0])]["cause"].startswith("drained in Slurm: dgxpod nccl"), checks
 
         res = run("ansible-playbook", "playbooks/slurm_resume.yml", check=True)
         assert "- %s" % SLOW[0] in res.stdout.split("TASK [Resumed]")[-1], res.stdout[-2000:]
