@@ -296,14 +296,16 @@ def cleanup(exec_base: List[str], hosts: Dict[str, str], launcher: str, pattern:
 
 
 def run_job(exec_base: List[str], argv: List[str], timeout: float, hosts: Dict[str, str], launcher: str,
-            kill_pattern: str, port: int = 2222, cleanup_timeout: float = 20) -> Dict[str, Any]:
-    """Run ``exec_base + argv`` (``<engine> [args] exec <container>`` + the mpirun line) with a hard
-    outer ``timeout``. On timeout every node is cleaned (``cleanup``) so no rank is left running.
+            kill_pattern: str, port: int = 2222, cleanup_timeout: float = 20,
+            prefix: Sequence[str] = ()) -> Dict[str, Any]:
+    """Run ``prefix + exec_base + argv`` (``<engine> [args] exec <container>`` + the mpirun line; ``prefix``:
+    e.g. slurm_job.salloc_argv, the allocation it runs in) with a hard outer ``timeout``. On timeout every
+    node is cleaned (``cleanup``, in the containers, without the prefix) so no rank is left running.
 
     Returns rc, stdout, stderr, timed_out, seconds, cleanup {node: ''|problem} (empty when not needed)
     and the classification (``classify_result``) under ``result``."""
     t0 = time.monotonic()
-    rc, out, err, timed_out = _run(list(exec_base) + list(argv), timeout)
+    rc, out, err, timed_out = _run(list(prefix) + list(exec_base) + list(argv), timeout)
     seconds = time.monotonic() - t0
     cleaned: Dict[str, str] = {}
     if timed_out:
