@@ -130,39 +130,10 @@ options:
     description: Fail the task when the run did not give a complete result.
     type: bool
     default: false
-  scheduler:
-    description:
-      - C(slurm) - run the job inside a Slurm allocation of exactly the I(targets)' nodes (C(salloc -N <n> -w
-        <nodes> -p <partition> --exclusive --immediate=<slurm_wait>), C(module_utils/slurm_job.py)); the launch
-        command (engine exec + mpirun) then runs here, on the launcher, as without Slurm, so the output and the
-        checks are the same. The targets' I(node) names must be the Slurm node names (the inventory names, as
-        the slurm role writes slurm.conf). When Slurm does not allocate them within I(slurm_wait) the run is
-        I(ok=false), its I(error) quotes Slurm and I(failed_hosts) names the nodes that are drained, down or
-        busy (C(sinfo)); after a timeout the job is cancelled (C(scancel --name)).
-      - C(none) - mpirun is started directly.
-    type: str
-    choices: [none, slurm]
-    default: none
-  slurm_partition:
-    description: The partition to allocate in (C(pod.slurm.partition)).
-    type: str
-    default: dgx
-  slurm_wait:
-    description: Seconds to wait for Slurm to allocate the nodes (busy with another job, drained) before giving up.
-    type: int
-    default: 120
-  slurm_job_name:
-    description: The job's name (C(-J)); C(scancel --name) ends it after a timeout. Default C(dgxpod-nccl-<launcher>).
-    type: str
-  slurm_gpus_per_node:
-    description: C(--gres=gpu:<n>) on the allocation; 0 - none (C(--exclusive) gives the job the whole node anyway).
-    type: int
-    default: 0
-  slurm_conf:
-    description: The slurm.conf the Slurm commands read (C(SLURM_CONF)); default Slurm's own (/etc/slurm/slurm.conf).
-    type: path
 notes:
   - Supports check mode (runs nothing).
+extends_documentation_fragment:
+  - dgxpod.toolkit.slurm_launch
 author:
   - DGX pod toolkit contributors
 """
@@ -258,8 +229,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.mpi_job import mpirun_argv, read_env_file, run_job, timeout_argv
 from ansible.module_utils.nccl_parse import ParseError, parse_nccl_tests, parse_nccl_transport, transport_facts
 from ansible.module_utils.ngc_container import classify_ssh
-from ansible.module_utils.slurm_job import (SlurmJobError, allocation_blame, salloc_argv, salloc_outcome,
-                                            scancel_argv, sinfo_nodes_argv)
+from ansible.module_utils.slurm_job import SlurmJobError
+from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
+from ansible.module_utils.slurm_launch import settle as slurm_settle
+from ansible.module_utils.slurm_launch import start as slurm_start
 
 
 def _probe(exec_base, target, port, timeout):
@@ -272,37 +245,6 @@ def _probe(exec_base, target, port, timeout):
         rc, out, err = None, "", "ssh: connect: Connection timed out (no answer within %ds)" % timeout
     res = classify_ssh(target["node"], "unknown", rc, out, err, "")
     return res
-
-
-def _slurm_refused(module, slurm, job, nodes, result):
-    """Read salloc's lines; cancel the job after a timeout. True (result filled in) when Slurm did not
-    allocate the nodes: the error quotes Slurm, failed_hosts names the nodes sinfo shows unavailable."""
-    alloc = salloc_outcome(job["rc"], job["stderr"] or "", job["timed_out"])
-    slurm.update(job_id=alloc["job_id"], granted=alloc["granted"], pending=alloc["pending"], error=alloc["error"])
-    if job["timed_out"]:
-        scancel = module.get_bin_path("scancel") or "scancel"
-        try:
-            p = subprocess.run(scancel_argv(slurm["job_name"], scancel), capture_output=True, text=True, timeout=30,
-                               check=False)
-            slurm["cancelled"] = "rc %d %s" % (p.returncode, (p.stderr or "").strip()[-200:])
-        except (OSError, subprocess.TimeoutExpired) as e:
-            slurm["cancelled"] = "scancel failed: %s" % e
-    if alloc["granted"]:
-        return False
-    blame = {}
-    try:
-        p = subprocess.run(sinfo_nodes_argv(nodes, module.get_bin_path("sinfo") or "sinfo"), capture_output=True,
-                           text=True, timeout=30, check=False)
-        if p.returncode == 0:
-            blame = allocation_blame(nodes, p.stdout)
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        blame = {}
-    result.update(error="Slurm did not allocate %s (partition %s) within %ss: %s%s"
-                  % (",".join(nodes), slurm["partition"], module.params["slurm_wait"], alloc["error"],
-                     "; " + "; ".join("%s: %s" % (n, blame[n]) for n in nodes if n in blame) if blame else ""),
-                  failed_hosts=blame,  # none named: a partition, limit or Slurm-wide problem, not a node's
-                  seconds=job["seconds"], last_lines=(job["stderr"] or "").strip().splitlines()[-10:])
-    return True
 
 
 def nccl_args(p):
@@ -344,12 +286,7 @@ def main():
             tcp_if=dict(type="str"),
             mpirun_extra=dict(type="list", elements="str", default=[]),
             fail_on_error=dict(type="bool", default=False),
-            scheduler=dict(type="str", choices=["none", "slurm"], default="none"),
-            slurm_partition=dict(type="str", default="dgx"),
-            slurm_wait=dict(type="int", default=120),
-            slurm_job_name=dict(type="str"),
-            slurm_gpus_per_node=dict(type="int", default=0),
-            slurm_conf=dict(type="path"),
+            **SLURM_ARGUMENT_SPEC,
         ),
         supports_check_mode=True,
     )
@@ -379,19 +316,11 @@ def main():
     inner = timeout_argv(p["timeout"] + 5, inner)
     engine = module.get_bin_path(p["engine"], required=not module.check_mode) or p["engine"]
     exec_base = [engine] + p["engine_args"] + ["exec", p["container"]]
-    prefix, slurm = [], None
-    if p["scheduler"] == "slurm":
-        job_name = p["slurm_job_name"] or "dgxpod-nccl-%s" % nodes[0]
-        try:
-            prefix = salloc_argv(nodes, p["slurm_partition"], job_name=job_name, time_limit_s=p["timeout"] + 60,
-                                 wait_s=p["slurm_wait"], gpus_per_node=p["slurm_gpus_per_node"] or None,
-                                 salloc=module.get_bin_path("salloc", required=not module.check_mode) or "salloc")
-        except SlurmJobError as e:
-            module.fail_json(msg="scheduler=slurm: %s" % e)
-        slurm = {"job_name": job_name, "partition": p["slurm_partition"], "job_id": None, "granted": False,
-                 "pending": False, "error": None}
-        if p["slurm_conf"]:
-            os.environ["SLURM_CONF"] = p["slurm_conf"]
+    try:
+        prefix, slurm = slurm_start(p, nodes, "dgxpod-nccl-%s" % nodes[0], p["timeout"],
+                                    lambda b: module.get_bin_path(b, required=not module.check_mode))
+    except SlurmJobError as e:
+        module.fail_json(msg="scheduler=slurm: %s" % e)
     result = {"changed": False, "ok": False, "nodes": nodes, "rows": [], "transport": None, "ranks": {},
               "failed_hosts": {}, "failed_ranks": {}, "backend": None, "cmd": prefix + exec_base + inner,
               "cleanup": {}, "last_lines": [], "slurm": slurm}
@@ -430,7 +359,9 @@ def main():
                   port=p["port"], prefix=prefix)
     cls = job["result"]
     out, err = job["stdout"] or "", job["stderr"] or ""
-    if slurm is not None and _slurm_refused(module, slurm, job, nodes, result):
+    refused = slurm_settle(job, nodes, slurm, p["slurm_wait"], module.get_bin_path) if slurm is not None else None
+    if refused:
+        result.update(refused, seconds=job["seconds"], last_lines=err.strip().splitlines()[-10:])
         if p["fail_on_error"]:
             module.fail_json(msg=result["error"], **result)
         module.exit_json(**result)
