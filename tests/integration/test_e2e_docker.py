@@ -49,6 +49,7 @@ def docker_pod(tmp_path_factory):
     TIMINGS["sim up --engine docker"] = res.elapsed
     yield inv
     run(PODSIM, "down")
+    print("\ntimings (docker): " + ", ".join("%s %.1f s" % kv for kv in TIMINGS.items() if "docker" in kv[0]))
     if before:
         run(PODSIM, "up", "--nodes", str(before[0]), "--storage", str(before[1]), check=True)
 
@@ -92,6 +93,11 @@ def test_docker_pod_converges_validates_and_comes_down_clean(docker_pod):
         checks = [c for c in json.load(fh)["checks"] if c["check"] == "mpi_containers"]
     assert sorted(c["host"] for c in checks) == DGX
     assert all(c["status"] == "pass" and c["mpirun_seen"] == 1 for c in checks), checks
+
+    # testinfra reads the same containers through the inventory's engine (docker exec / container inspect)
+    infra = run(os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                "tests/infra/test_containers.py", "--pod-inventory", os.path.dirname(inv), timeout=600)
+    assert infra.returncode == 0, infra.stdout[-3000:]
 
     # the RA's memlock=-1 is refused on this machine: the run fails naming the variable and the hard limit
     node = DGX[-1]
