@@ -21,6 +21,7 @@ import time
 import podmodel as pm
 
 from .common import Paths, log, run
+from .containers import remove_containers
 from .procs import alive, nsenter_cmd, record, signal_recorded
 
 ENGINES = ("podman", "docker")
@@ -125,6 +126,15 @@ def load_image(paths: Paths, anchors: dict[str, int]) -> list[str]:
     return bad
 
 
+def podman_containers(paths: Paths, node: str) -> bool:
+    """Whether the node's podman store (sim/podsimlib/containers.py) holds any container."""
+    try:
+        with open(os.path.join(paths.node(node), "containers", "overlay-containers", "containers.json")) as f:
+            return f.read().strip() not in ("", "[]")
+    except OSError:
+        return False
+
+
 def stop_dockerds(members: dict[str, dict]) -> list[str]:
     """Remove every container of each node's dockerd (all nodes at once: the data-root is kept across
     `down`, and a kept `--restart unless-stopped` container would start again with the next dockerd),
@@ -158,6 +168,12 @@ def ensure_engines(st, paths: Paths, pod: pm.Pod, engine: str, rebuilt: set[str]
         return
     if not shutil.which("dockerd") or not shutil.which("docker"):
         raise RuntimeError("--engine docker needs Debian's docker.io (dockerd, docker): run scripts/setup.sh")
+    if st.data.get("engine", "podman") != "docker":
+        # a podman pod switched to docker: its MPI containers hold port 2222 on the node's network
+        gone = [k for k in dgx if podman_containers(paths, k)]
+        for problem in remove_containers({k: dgx[k]["anchor"] for k in gone}, paths):
+            raise RuntimeError(problem)
+        actions += ["removed the podman containers of %s" % k for k in gone]
     t0 = time.time()
     started = []
     for name, m in dgx.items():

@@ -26,6 +26,8 @@ def node_health(st: State, node: pm.Node, nets: set[str]) -> dict:
     if node.role == "storage":
         h["rpcbind"] = alive(m.get("rpcbind"))
         h["ganesha"] = alive(m.get("ganesha"))
+    if m.get("dockerd"):  # --engine docker (sim/podsimlib/docker.py)
+        h["dockerd"] = alive(m["dockerd"])
     if h["anchor"] and h["netns"]:
         try:
             h["anchor"] = os.stat("/run/netns/" + node.name).st_ino == ns_inode(m["anchor"]["pid"], "net")

@@ -83,3 +83,15 @@ def test_cli_up_accepts_only_the_two_engines():
     p = subprocess.run([sys.executable, os.path.join(ROOT, "sim", "podsim.py"), "up", "--engine", "lxc"],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "invalid choice" in p.stderr
+
+
+def test_podman_containers_reads_the_nodes_store(tmp_path):
+    """Switching a podman pod to docker removes the podman MPI containers first (they hold port 2222)."""
+    paths = Paths(str(tmp_path))
+    d = tmp_path / "nodes" / "sim-dgx1" / "containers" / "overlay-containers"
+    assert not sd.podman_containers(paths, "sim-dgx1")  # no store
+    d.mkdir(parents=True)
+    (d / "containers.json").write_text("[]")
+    assert not sd.podman_containers(paths, "sim-dgx1")
+    (d / "containers.json").write_text('[{"id":"72ffcf3f","names":["dgxpod-mpi"]}]')
+    assert sd.podman_containers(paths, "sim-dgx1")
