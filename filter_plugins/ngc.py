@@ -6,7 +6,8 @@ import base64
 import os
 
 import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from ngc_container import authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases  # noqa: E501
+from ngc_container import (authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases,  # noqa: E501
+                           ulimit_refusal)
 
 
 def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
@@ -43,7 +44,12 @@ def ngc_authorized_keys(pubkeys, options=""):
     return authorized_keys(pubkeys, options or "")
 
 
+def ngc_ulimit_refusal(error, ulimits, proc_limits=""):
+    """Why the engine refused a --ulimit, naming the variable to change (module_utils/ngc_container), or ''."""
+    return ulimit_refusal(str(error or ""), dict(ulimits or {}), str(proc_limits or ""))
+
+
 class FilterModule:
     def filters(self):
         return {"ngc_known_hosts": ngc_known_hosts, "ngc_authorized_keys": ngc_authorized_keys,
-                "ngc_container_host_keys": ngc_container_host_keys}
+                "ngc_container_host_keys": ngc_container_host_keys, "ngc_ulimit_refusal": ngc_ulimit_refusal}

@@ -186,7 +186,7 @@ def cmd_fault(args) -> int:
 
 def cmd_inventory(args) -> int:
     try:
-        sys.stdout.write(pm.render_inventory(pm.pod_shape(args.nodes, args.storage)))
+        sys.stdout.write(pm.render_inventory(pm.pod_shape(args.nodes, args.storage), args.engine))
     except ValueError as e:
         die(str(e), 2)
     return 0
