@@ -28,8 +28,9 @@ options:
       - The entries. Each is a dict with C(path) (absolute) and C(state) (C(file) - the default, C(directory) or
         C(link)); C(content) for a file (text, written as UTF-8); C(src) for a link; optional C(mode) (octal
         string such as C("0644"); a new file without one gets C(0644), a changed one keeps its own), C(owner),
-        C(group); C(diff) (bool, default true) to leave a secret out of
-        C(--diff); C(label) to name it in the output.
+        C(group); C(secret) (bool, default false) for a private key - its content is never shown, neither in
+        C(--diff) nor in the module's echoed arguments (masked as Ansible masks C(no_log) values); C(diff)
+        (bool, default true) to leave a file out of C(--diff) only; C(label) to name it in the output.
     type: list
     elements: dict
     required: true
@@ -124,7 +125,7 @@ def _file(module, entry, path, why, diffs):
     old = _read(path)
     if old != new:
         why.append("created" if old is None else "content")
-        if entry.get("diff", True) and module._diff:
+        if entry.get("diff", True) and not entry.get("secret") and module._diff:
             diffs.append({"before_header": path, "after_header": path,
                           "before": "" if old is None else old.decode("utf-8", "replace"),
                           "after": entry["content"]})
@@ -185,6 +186,9 @@ def main():
     module = AnsibleModule(argument_spec=dict(files=dict(type="list", elements="dict", required=True)),
                            supports_check_mode=True)
     files = module.params["files"]
+    for e in files:  # masked in everything returned, the echoed arguments (invocation) included
+        if e.get("secret") and isinstance(e.get("content"), str) and e["content"].strip():
+            module.no_log_values.add(e["content"])
     problems = check_entries(files)
     if problems:
         module.fail_json(msg="pod_files: " + "; ".join(problems), problems=problems)

@@ -32,12 +32,14 @@ def test_creates_then_changes_nothing_then_only_what_differs(tmp_path):
     d = tmp_path / "etc" / "dgxpod"
     files = [{"path": str(d), "state": "directory", "mode": "0755"},
              {"path": str(d / "nccl.env"), "content": "NCCL_IB_HCA=mlx5_0\n", "mode": "0644"},
-             {"path": str(d / "key"), "content": "secret\n", "mode": "0600", "diff": False},
+             {"path": str(d / "key"), "content": "PRIVATE KEY 123\n", "mode": "0600", "secret": True},
              {"path": str(tmp_path / "wants.service"), "state": "link", "src": str(d / "nccl.env")}]
     first = run(files)
     assert first["changed"] and first["changed_paths"] == [str(d), str(d / "nccl.env"), str(d / "key"),
                                                            str(tmp_path / "wants.service")]
     assert [e["why"] for e in first["entries"]] == [["created"]] * 4
+    assert "PRIVATE KEY 123" not in json.dumps(first)  # not echoed back in the invocation either
+    assert "PRIVATE KEY 123" in (d / "key").read_text()
     assert (d / "nccl.env").read_text() == "NCCL_IB_HCA=mlx5_0\n"
     assert stat.S_IMODE(os.stat(d / "key").st_mode) == 0o600
     assert os.readlink(tmp_path / "wants.service") == str(d / "nccl.env")
