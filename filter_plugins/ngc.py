@@ -7,7 +7,7 @@ import os
 
 import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 from ngc_container import (authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases,  # noqa: E501
-                           ulimit_refusal)
+                           inspect_status, ulimit_refusal)
 
 
 def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
@@ -49,7 +49,13 @@ def ngc_ulimit_refusal(error, ulimits, proc_limits=""):
     return ulimit_refusal(str(error or ""), dict(ulimits or {}), str(proc_limits or ""))
 
 
+def ngc_container_status(text):
+    """running/exited/.../absent from `<engine> container inspect` output (module_utils/ngc_container)."""
+    return inspect_status(str(text or ""))
+
+
 class FilterModule:
     def filters(self):
         return {"ngc_known_hosts": ngc_known_hosts, "ngc_authorized_keys": ngc_authorized_keys,
-                "ngc_container_host_keys": ngc_container_host_keys, "ngc_ulimit_refusal": ngc_ulimit_refusal}
+                "ngc_container_host_keys": ngc_container_host_keys, "ngc_ulimit_refusal": ngc_ulimit_refusal,
+                "ngc_container_status": ngc_container_status}

@@ -284,6 +284,21 @@ def container_state(inspect: Optional[Dict[str, Any]]) -> str:
     return str(st).lower() or "exited"
 
 
+def inspect_status(text: str) -> str:
+    """:func:`container_state` from what ``<engine> container inspect <name> 2>&1 || echo rc=$?`` printed (the
+    verify step reads it together with the hostname): 'absent' when the engine said no such container (the
+    ``rc=N`` line), else the state of the JSON's first object. Raises ValueError on output that is neither."""
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    if not lines or re.match(r"^rc=\d+$", lines[-1].strip()):
+        return "absent"
+    try:
+        data = json.loads("\n".join(lines))
+    except ValueError:
+        raise ValueError("not container inspect output: %r" % (text or "")[:200]) from None
+    obj = data[0] if isinstance(data, list) and data else data if isinstance(data, dict) else None
+    return container_state(obj)
+
+
 # ---------------------------------------------------------------------------------------------------
 # verification
 
