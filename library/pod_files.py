@@ -76,7 +76,7 @@ STATES = ("file", "directory", "link")
 def check_entries(files):
     """The entries' own mistakes, named by index and path, before anything is touched."""
     problems = []
-    seen = set()
+    seen = {}
     for i, e in enumerate(files):
         path = e.get("path")
         state = e.get("state", "file")
@@ -93,9 +93,10 @@ def check_entries(files):
         if e.get("mode") is not None and not _mode_ok(e["mode"]):
             problems.append("%s: mode %r is not an octal string such as '0644'" % (where, e["mode"]))
         norm = os.path.normpath(str(path))
-        if norm in seen:
-            problems.append("%s: listed twice" % where)
-        seen.add(norm)
+        same = {k: e.get(k) for k in ("state", "mode", "owner", "group")}
+        if norm in seen and not (state == "directory" and seen[norm] == same):
+            problems.append("%s: listed twice" % where)  # the same directory twice is fine (two files in it)
+        seen.setdefault(norm, same)
     return problems
 
 

@@ -99,3 +99,8 @@ def test_entry_mistakes_are_named_before_anything_is_touched(entry, words):
     assert len(problems) == 1 and problems[0].startswith("files[0] (") and words in problems[0], problems
     assert "listed twice" in pod_files.check_entries([{"path": "/a/b", "content": ""},
                                                       {"path": "/a//b", "content": ""}])[0]
+    # one directory for two files (dgx_network's nccl.env and RoCE script both live in /etc/dgxpod): fine, unless
+    # the two entries disagree on what it should be
+    d = {"path": "/etc/dgxpod", "state": "directory", "mode": "0755", "owner": "root"}
+    assert pod_files.check_entries([d, {"path": "/etc/dgxpod/nccl.env", "content": ""}, dict(d)]) == []
+    assert "listed twice" in pod_files.check_entries([d, dict(d, mode="0700")])[0]
