@@ -15,7 +15,7 @@ so evaluators never need to know whether the pod is simulated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 STATUSES = ("pass", "fail", "skipped", "error")
 SIMULATED_REASON = ("simulated: the pod-in-a-box's numbers are not DGX hardware; absolute RA figures are not "
@@ -28,7 +28,12 @@ _FIELDS = ("check", "host", "status", "expected", "measured", "unit", "source", 
 class CheckResult:
     """One decided check. ``host`` is what the check is about: a node, a pair ``a<->b``, a switch, or
     ``pod`` for pod-wide checks. ``details`` are extra keys for the report and results.json (they never
-    replace the fixed fields)."""
+    replace the fixed fields).
+
+    ``layout``, when set, is the results.json key order of a check whose entry was written before this type
+    existed (iperf, fio, storage sizing: docs/results.md) and must stay as it was: its keys in that order, the
+    fixed fields even when empty (``null``) except ``cause`` and ``reason``, a detail when it is there,
+    ``absolute`` when true; then anything it does not name, in the usual order."""
 
     check: str
     host: str
@@ -41,6 +46,7 @@ class CheckResult:
     reason: Optional[str] = None
     absolute: bool = False
     details: Dict[str, Any] = field(default_factory=dict)
+    layout: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -59,8 +65,20 @@ class CheckResult:
         if self.absolute:
             out["absolute"] = True
         for key, value in self.details.items():
-            if key not in out and key not in ("absolute", "details"):
+            if key not in out and key not in ("absolute", "details", "layout"):
                 out[key] = value
+        return self._laid_out(out) if self.layout else out
+
+    def _laid_out(self, usual: Dict[str, Any]) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for key in self.layout:
+            if key in _FIELDS:
+                value = getattr(self, key)
+                if value is not None or key not in ("cause", "reason"):
+                    out[key] = value
+            elif key in usual:
+                out[key] = usual[key]
+        out.update((k, v) for k, v in usual.items() if k not in self.layout)
         return out
 
     @classmethod
@@ -97,7 +115,8 @@ def apply_simulated_policy(results: Iterable[CheckResult], simulated: bool,
         if simulated and r.absolute and r.status != "error":
             r = CheckResult(r.check, r.host, "skipped", measured=r.measured, unit=r.unit, source=r.source,
                             reason=_simulated_reason(reason, r.status, r.reason), absolute=True,
-                            details=dict(r.details))
+                            details=dict(r.details),
+                            layout=r.layout + (("reason",) if r.layout and "reason" not in r.layout else ()))
         out.append(r)
     return out
 

@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 """Evaluation of the performance measurements against the RA profile's expectations. Pure functions.
 
-Every check entry (results.json schema v2, docs/results.md) has ``check``, ``host``, ``status``
+Every check is a :class:`checks.CheckResult` (``iperf_checks``, ``fio_checks``, ``sizing_checks``; the
+``evaluate_*`` functions give their results.json entries): ``check``, ``host``, ``status``
 (pass | fail | skipped | error), ``expected``, ``measured``, ``unit``, ``source`` and, when not pass,
-``cause`` (what is likely wrong, naming host and NIC) or ``reason`` (why it could not run).
+``cause`` (what is likely wrong, naming host and NIC) or ``reason`` (why it could not run). Their entries keep
+the key order they had before CheckResult existed (``layout``; docs/results.md).
 
 Two kinds of checks (docs/validation.md):
 
@@ -23,14 +25,32 @@ from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.checks import SIMULATED_REASON, apply_simulated_policy_to_dicts
+    from ansible.module_utils.checks import (SIMULATED_REASON, CheckResult, apply_simulated_policy,
+                                             apply_simulated_policy_to_dicts)
     from ansible.module_utils.stages import evaluate_stages, resolve_missing
 except ImportError:  # pragma: no cover - plain import (tests, filters)
-    from checks import SIMULATED_REASON, apply_simulated_policy_to_dicts  # type: ignore
+    from checks import SIMULATED_REASON, CheckResult, apply_simulated_policy, apply_simulated_policy_to_dicts  # type: ignore
     from stages import evaluate_stages, resolve_missing  # type: ignore
 
 MBPS_PER_GBPS = 125.0  # 1 Gb/s = 125 MB/s (decimal, as the RAs write MB/s)
-__all__ = ["SIMULATED_REASON", "build_results", "deep_merge", "evaluate_fio", "evaluate_iperf", "evaluate_sizing"]
+__all__ = ["SIMULATED_REASON", "build_results", "deep_merge", "evaluate_fio", "evaluate_iperf", "evaluate_sizing",
+           "fio_checks", "iperf_checks", "sizing_checks"]
+
+# results.json key order of these checks (CheckResult.layout): as written before CheckResult existed
+_ERROR = ("check", "status", "expected", "measured", "source", "reason")
+_IPERF_HEAD = ("host", "hosts", "fabric", "kind", "round", "test", "client", "client_nic", "server", "server_nic",
+               "reverse", "unit", "attempts", "confirm")
+_IPERF_EXTRA = ("retransmits", "host_cpu_percent", "remote_cpu_percent")
+_FIO_HEAD = ("host", "step", "unit")
+_FIO_EXTRA = ("iops", "clat_p50_ms", "clat_p99_ms", "clat_p99_9_ms")
+
+
+def _tail(status: str, decided: Tuple[str, ...] = ()) -> Tuple[str, ...]:
+    """The keys after the measurement: a skipped check says why; a decided one its expectation, ``decided``
+    (ratio, ...), status, and the cause or note."""
+    if status == "skipped":
+        return ("status", "expected", "reason")
+    return ("expected",) + decided + ("status", "cause", "note")
 
 
 def deep_merge(base: Dict[str, Any], override: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -75,6 +95,10 @@ def counts(checks: Iterable[Dict[str, Any]]) -> Dict[str, int]:
     for c in checks:
         out[c["status"]] = out.get(c["status"], 0) + 1
     return out
+
+
+def _pass_fail(ok: bool) -> str:
+    return "pass" if ok else "fail"
 
 
 def _pct(x: float) -> str:
@@ -167,7 +191,7 @@ def _attempts_text(t: Dict[str, Any], still_low: bool) -> str:
     return " (re-run to confirm: %s Gb/s)" % shown
 
 
-def evaluate_iperf(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[Dict[str, Any]]:
+def iperf_checks(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[CheckResult]:
     """Checks for iperf tests. A test: the plan's fields (perf_plan.iperf_plan) + status, reason, result.
     ``iperf`` (vs the port rate) is absolute: build_results applies the simulated policy to it."""
     frac, frac_src = _exp(exp, "network", "tcp_fraction_of_port_rate", 0.9)
@@ -176,55 +200,71 @@ def evaluate_iperf(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List
     bad, bad_kind = slow_nics(tests, ratios, rel)
     checks = []
     for i, t in enumerate(tests):
-        base = {"host": _pair_name(t), "hosts": [t["client"], t["server"]], "fabric": t["fabric"],
+        host = _pair_name(t)
+        base = {"hosts": [t["client"], t["server"]], "fabric": t["fabric"],
                 "kind": t.get("kind"), "round": t.get("round"), "test": t.get("id"),
                 "client": t["client"], "client_nic": t["client_nic"], "server": t["server"],
-                "server_nic": t["server_nic"], "reverse": bool(t.get("reverse")), "unit": "Gb/s"}
+                "server_nic": t["server_nic"], "reverse": bool(t.get("reverse"))}
         if t.get("attempts"):  # ran again to confirm (module_utils/iperf_confirm.py): every run is shown
             base.update(attempts=t["attempts"], confirm=t.get("confirm"))
         gbps = _gbps(t)
         res = t.get("result") or {}
-        extra = {"retransmits": res.get("retransmits"), "host_cpu_percent": res.get("host_cpu_percent"),
-                 "remote_cpu_percent": res.get("remote_cpu_percent")}
+        extra = dict(base, retransmits=res.get("retransmits"), host_cpu_percent=res.get("host_cpu_percent"),
+                     remote_cpu_percent=res.get("remote_cpu_percent"))
         if gbps is None:
             reason = t.get("reason") or (res.get("error") if isinstance(res, dict) else None) or "no result"
             for name in ("iperf", "iperf_relative"):
-                checks.append(dict(base, check=name, status="error", expected=None, measured=None, source=None,
-                                   reason="%s: %s" % (_link_text(t), reason)))
+                checks.append(CheckResult(name, host, "error", unit="Gb/s", reason="%s: %s" % (_link_text(t), reason),
+                                          details=dict(base), layout=_IPERF_HEAD + _ERROR))
             continue
         measured = round(gbps, 3)
         # absolute: >= fraction x the slower end's port rate
         link = t.get("link_gbps")
-        a = dict(base, **extra, check="iperf", measured=measured, absolute=True,
-                 source="%s; port rates from the model (nics[].speed)" % frac_src)
+        source = "%s; port rates from the model (nics[].speed)" % frac_src
+        head = _IPERF_HEAD + _IPERF_EXTRA + ("check", "measured", "absolute", "source")
         if not link:
-            a.update(status="skipped", expected=None, reason="no port speed in the model (nics[].speed)")
+            a = CheckResult("iperf", host, "skipped", measured=measured, unit="Gb/s", source=source, absolute=True,
+                            reason="no port speed in the model (nics[].speed)", details=dict(extra),
+                            layout=head + _tail("skipped"))
         else:
             expected = round(frac * link, 3)
-            a.update(expected=expected, status="pass" if gbps >= expected else "fail")
-            if gbps < expected:
-                a["cause"] = _cause_for(t, bad, "%s at %.1f Gb/s = %s of the %s Gb/s port rate"
-                                        % (_link_text(t), gbps, _pct(gbps / link), link))
+            cause = None if gbps >= expected else _cause_for(t, bad, "%s at %.1f Gb/s = %s of the %s Gb/s port rate"
+                                                             % (_link_text(t), gbps, _pct(gbps / link), link))
+            a = CheckResult("iperf", host, _pass_fail(gbps >= expected), expected=expected, measured=measured,
+                            unit="Gb/s", source=source, cause=cause, absolute=True, details=dict(extra),
+                            layout=head + _tail("pass"))
         checks.append(a)
         # relative: >= rel x median of the links sharing no host
         ratio, n_peers = ratios.get(i, (None, 0))
-        r = dict(base, **extra, check="iperf_relative", measured=measured, source=rel_src, peers=n_peers)
+        head = _IPERF_HEAD + _IPERF_EXTRA + ("check", "measured", "source", "peers")
+        details = dict(extra, peers=n_peers)
         if ratio is None:
-            r.update(status="skipped", expected=None, reason="no other link on %s to compare with" % t["fabric"])
+            r = CheckResult("iperf_relative", host, "skipped", measured=measured, unit="Gb/s", source=rel_src,
+                            reason="no other link on %s to compare with" % t["fabric"], details=details,
+                            layout=head + _tail("skipped"))
         else:
             ref = gbps / ratio
             # a NIC slow in most of its pairs fails all of them: with few peers (4 nodes: one link shares
             # no host with a pair) a pair whose only peer was slowed too would otherwise pass
             through_bad = any(ep in bad_kind[t.get("kind")] for ep in (_endpoint(t, "client"), _endpoint(t, "server")))
-            r.update(expected=round(rel * ref, 3), ratio=round(ratio, 3),
-                     status="pass" if ratio >= rel and not through_bad else "fail")
-            if r["status"] == "fail":
-                r["cause"] = _cause_for(t, bad, "%s at %s of the median of %d comparable links (%.1f Gb/s)%s"
-                                        % (_link_text(t), _pct(ratio), n_peers, ref, _attempts_text(t, True)))
+            ok = ratio >= rel and not through_bad
+            details["ratio"] = round(ratio, 3)
+            cause = None
+            if not ok:
+                cause = _cause_for(t, bad, "%s at %s of the median of %d comparable links (%.1f Gb/s)%s"
+                                   % (_link_text(t), _pct(ratio), n_peers, ref, _attempts_text(t, True)))
             elif t.get("confirm") == "suspect":
-                r["note"] = "low in its first run, normal when its round ran again%s" % _attempts_text(t, False)
+                details["note"] = "low in its first run, normal when its round ran again%s" % _attempts_text(t, False)
+            r = CheckResult("iperf_relative", host, _pass_fail(ok), expected=round(rel * ref, 3), measured=measured,
+                            unit="Gb/s", source=rel_src, cause=cause, details=details,
+                            layout=head + _tail("pass", ("ratio",)))
         checks.append(r)
     return checks
+
+
+def evaluate_iperf(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """:func:`iperf_checks` as results.json entries (before the simulated policy)."""
+    return [c.to_dict() for c in iperf_checks(tests, exp)]
 
 
 # ------------------------------------------------------------------------------------------------- fio
@@ -280,8 +320,8 @@ def _node_mbps(r: Dict[str, Any]) -> Optional[float]:
     return None if bw is None else bw / 1e6
 
 
-def evaluate_fio(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]], storage: Dict[str, Any],
-                 exp: Dict[str, Any]) -> List[Dict[str, Any]]:
+def fio_checks(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]], storage: Dict[str, Any],
+               exp: Dict[str, Any]) -> List[CheckResult]:
     """Checks for the fio scaling steps: [{"nodes": [h...], "results": {h: pod_fio result}}].
     ``fio_read`` and ``fio_scaling`` are absolute (build_results applies the simulated policy)."""
     rel, rel_src = _relative(exp, "storage")
@@ -295,68 +335,87 @@ def evaluate_fio(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any
         ref = median(good) if len(good) >= 2 else None
         total_expected = 0.0
         for h in hosts:
-            base = {"host": h, "step": n, "unit": "MB/s"}
+            base = {"step": n}
             r = results.get(h) or {}
             mbps = measured[h]
             if mbps is None:
                 reason = r.get("reason") or ("no result: the host was unreachable or failed before fio ran"
                                              if not r else (r.get("result") or {}).get("error") or "no result")
                 for name in ("fio_read", "fio_relative"):
-                    checks.append(dict(base, check=name, status="error", expected=None, measured=None,
-                                       source=None, reason="fio on %s (%d-node step): %s" % (h, n, reason)))
+                    checks.append(CheckResult(name, h, "error", unit="MB/s", details=dict(base),
+                                              reason="fio on %s (%d-node step): %s" % (h, n, reason),
+                                              layout=_FIO_HEAD + _ERROR))
                 continue
             res = r.get("result") or {}
             lat = ((res.get("aggregate") or {}).get("read") or {}).get("clat_percentiles_ns") or {}
-            extra = {"iops": round(((res.get("aggregate") or {}).get("read") or {}).get("iops") or 0.0, 1),
-                     "clat_p50_ms": round(lat.get("p50", 0.0) / 1e6, 3),
-                     "clat_p99_ms": round(lat.get("p99", 0.0) / 1e6, 3),
-                     "clat_p99_9_ms": round(lat.get("p99.9", 0.0) / 1e6, 3)}
+            extra = dict(base, iops=round(((res.get("aggregate") or {}).get("read") or {}).get("iops") or 0.0, 1),
+                         clat_p50_ms=round(lat.get("p50", 0.0) / 1e6, 3),
+                         clat_p99_ms=round(lat.get("p99", 0.0) / 1e6, 3),
+                         clat_p99_9_ms=round(lat.get("p99.9", 0.0) / 1e6, 3))
             cap = node_capacity(nodes.get(h) or {}, n, storage, exp)
             if cap["expected"]:
                 total_expected += cap["expected"]
-            a = dict(base, **extra, check="fio_read", measured=round(mbps, 1), source=cap["source"],
-                     limit=cap["limit"], absolute=True)
+            head = _FIO_HEAD + _FIO_EXTRA + ("check", "measured", "source", "limit", "absolute")
+            details = dict(extra, limit=cap["limit"])
             if cap["expected"] is None:
-                a.update(status="skipped", expected=None, reason=cap["limit"])
+                a = CheckResult("fio_read", h, "skipped", measured=round(mbps, 1), unit="MB/s", source=cap["source"],
+                                reason=cap["limit"], absolute=True, details=details, layout=head + _tail("skipped"))
             else:
-                a.update(expected=cap["expected"], status="pass" if mbps >= cap["expected"] else "fail")
-                if mbps < cap["expected"]:
-                    a["cause"] = ("%s read %.0f MB/s in the %d-node step, %s of the %.0f MB/s expected (%s): check its "
-                                  "storage NICs, its mounts (options rsize/wsize, which storage IP each uses) and the "
-                                  "storage nodes' load" % (h, mbps, n, _pct(mbps / cap["expected"]), cap["expected"],
-                                                           cap["limit"]))
+                ok = mbps >= cap["expected"]
+                cause = None if ok else (
+                    "%s read %.0f MB/s in the %d-node step, %s of the %.0f MB/s expected (%s): check its storage NICs, "
+                    "its mounts (options rsize/wsize, which storage IP each uses) and the storage nodes' load"
+                    % (h, mbps, n, _pct(mbps / cap["expected"]), cap["expected"], cap["limit"]))
+                a = CheckResult("fio_read", h, _pass_fail(ok), expected=cap["expected"], measured=round(mbps, 1),
+                                unit="MB/s", source=cap["source"], cause=cause, absolute=True, details=details,
+                                layout=head + _tail("pass"))
             checks.append(a)
-            rc = dict(base, **extra, check="fio_relative", measured=round(mbps, 1), source=rel_src)
+            head = _FIO_HEAD + _FIO_EXTRA + ("check", "measured", "source")
             if ref is None:
-                rc.update(status="skipped", expected=None, reason="only one node in this step")
+                rc = CheckResult("fio_relative", h, "skipped", measured=round(mbps, 1), unit="MB/s", source=rel_src,
+                                 reason="only one node in this step", details=dict(extra),
+                                 layout=head + _tail("skipped"))
             else:
                 ratio = mbps / ref if ref else 0.0
-                rc.update(expected=round(rel * ref, 1), ratio=round(ratio, 3),
-                          status="pass" if ratio >= rel else "fail")
-                if ratio < rel:
-                    rc["cause"] = ("%s read %.0f MB/s, %s of the median node (%.0f MB/s) in the %d-node step: "
-                                   "check its storage NICs and mounts, and the storage node(s) its mounts point at"
-                                   % (h, mbps, _pct(ratio), ref, n))
+                cause = None if ratio >= rel else (
+                    "%s read %.0f MB/s, %s of the median node (%.0f MB/s) in the %d-node step: check its storage "
+                    "NICs and mounts, and the storage node(s) its mounts point at" % (h, mbps, _pct(ratio), ref, n))
+                rc = CheckResult("fio_relative", h, _pass_fail(ratio >= rel), expected=round(rel * ref, 1),
+                                 measured=round(mbps, 1), unit="MB/s", source=rel_src, cause=cause,
+                                 details=dict(extra, ratio=round(ratio, 3)), layout=head + _tail("pass", ("ratio",)))
             checks.append(rc)
-        # the step as a whole (fio scaling)
-        agg = round(sum(good), 1) if good else None
-        sc = {"check": "fio_scaling", "host": "%d node(s)" % n, "step": n, "nodes": hosts, "unit": "MB/s",
-              "measured": agg, "absolute": True}
-        missing = [h for h in hosts if measured[h] is None]
-        if missing:
-            sc.update(status="error", expected=None, source=None,
-                      reason="no fio result from %s in the %d-node step" % (", ".join(missing), n))
-        elif not total_expected:
-            sc.update(status="skipped", expected=None, source=None, reason="no port speeds in the model")
-        else:
-            sc.update(expected=round(total_expected, 1), status="pass" if agg >= total_expected else "fail",
-                      source="sum of the per-node expectations of this step (fio_read)")
-            if agg < total_expected:
-                sc["cause"] = ("the %d-node step read %.0f MB/s, %s of the expected %.0f MB/s: if the single-node step "
-                               "passed, the storage side (nodes, front-end links) limits the pod"
-                               % (n, agg, _pct(agg / total_expected), total_expected))
-        checks.append(sc)
+        checks.append(_fio_step(n, hosts, measured, good, total_expected))
     return checks
+
+
+def _fio_step(n: int, hosts: List[str], measured: Dict[str, Optional[float]], good: List[float],
+              total_expected: float) -> CheckResult:
+    """The step as a whole (fio scaling)."""
+    agg = round(sum(good), 1) if good else None
+    name, host, details = "fio_scaling", "%d node(s)" % n, {"step": n, "nodes": hosts}
+    head = ("check", "host", "step", "nodes", "unit", "measured", "absolute")
+    missing = [h for h in hosts if measured[h] is None]
+    undecided = head + ("status", "expected", "source", "reason")
+    if missing:
+        return CheckResult(name, host, "error", measured=agg, unit="MB/s", absolute=True, details=details,
+                           reason="no fio result from %s in the %d-node step" % (", ".join(missing), n),
+                           layout=undecided)
+    if not total_expected:
+        return CheckResult(name, host, "skipped", measured=agg, unit="MB/s", absolute=True, details=details,
+                           reason="no port speeds in the model", layout=undecided)
+    ok = agg >= total_expected
+    cause = None if ok else ("the %d-node step read %.0f MB/s, %s of the expected %.0f MB/s: if the single-node step "
+                             "passed, the storage side (nodes, front-end links) limits the pod"
+                             % (n, agg, _pct(agg / total_expected), total_expected))
+    return CheckResult(name, host, _pass_fail(ok), expected=round(total_expected, 1), measured=agg, unit="MB/s",
+                       source="sum of the per-node expectations of this step (fio_read)", cause=cause, absolute=True,
+                       details=details, layout=head + ("expected", "status", "source", "cause"))
+
+
+def evaluate_fio(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]], storage: Dict[str, Any],
+                 exp: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """:func:`fio_checks` as results.json entries (before the simulated policy)."""
+    return [c.to_dict() for c in fio_checks(steps, nodes, storage, exp)]
 
 
 # ---------------------------------------------------------------------------------------------- sizing
@@ -403,30 +462,35 @@ def sizing(gpus: int, dgx: int, storage_nodes: int, exp: Dict[str, Any], workloa
     return out
 
 
-def evaluate_sizing(size: Dict[str, Any], steps: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def sizing_checks(size: Dict[str, Any], steps: Sequence[Dict[str, Any]]) -> List[CheckResult]:
     """One check (absolute): the largest fio step's aggregate read covers the GPUs' demand (required_mbps)."""
-    chk = {"check": "storage_sizing", "host": "pod", "unit": "MB/s", "expected": size.get("required_mbps"),
-           "source": "; ".join(size.get("sources") or []) or None, "workload": size.get("workload"),
-           "absolute": True}
     full = max(steps, key=lambda s: len(s.get("nodes") or []), default=None)
     vals = [_node_mbps((full.get("results") or {}).get(h) or {}) for h in (full or {}).get("nodes") or []]
     measured = round(sum(v for v in vals if v is not None), 1) if vals and None not in vals else None
-    chk["measured"] = measured
+    status, cause, reason = "skipped", None, None
     if full is None:
-        chk.update(status="skipped", reason="no fio measurement")
+        reason = "no fio measurement"
     elif measured is None:
-        chk.update(status="error", reason="the all-node fio step has no result from every node")
+        status, reason = "error", "the all-node fio step has no result from every node"
     elif not size.get("required_mbps"):
-        chk.update(status="skipped", reason=size.get("storage_nodes_basis") or "no per-GPU demand for this workload")
+        reason = size.get("storage_nodes_basis") or "no per-GPU demand for this workload"
     else:
-        ok = measured >= size["required_mbps"]
-        chk["status"] = "pass" if ok else "fail"
-        if not ok:
-            chk["cause"] = ("the pod's storage read %.0f MB/s with all %d DGX, less than the %.0f MB/s its %d GPUs "
-                            "need for %s (%s MB/s per GPU): add storage nodes (%s needed) or front-end links"
-                            % (measured, len(full["nodes"]), size["required_mbps"], size["gpus"], size["workload"],
-                               size["mbps_per_gpu"], size.get("storage_nodes_needed")))
-    return [chk]
+        status = _pass_fail(measured >= size["required_mbps"])
+        if status == "fail":
+            cause = ("the pod's storage read %.0f MB/s with all %d DGX, less than the %.0f MB/s its %d GPUs "
+                     "need for %s (%s MB/s per GPU): add storage nodes (%s needed) or front-end links"
+                     % (measured, len(full["nodes"]), size["required_mbps"], size["gpus"], size["workload"],
+                        size["mbps_per_gpu"], size.get("storage_nodes_needed")))
+    return [CheckResult("storage_sizing", "pod", status, expected=size.get("required_mbps"), measured=measured,
+                        unit="MB/s", source="; ".join(size.get("sources") or []) or None, cause=cause, reason=reason,
+                        absolute=True, details={"workload": size.get("workload")},
+                        layout=("check", "host", "unit", "expected", "source", "workload", "absolute", "measured",
+                                "status", "reason", "cause"))]
+
+
+def evaluate_sizing(size: Dict[str, Any], steps: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """:func:`sizing_checks` as results.json entries (before the simulated policy)."""
+    return [c.to_dict() for c in sizing_checks(size, steps)]
 
 
 # --------------------------------------------------------------------------------------- the document
@@ -454,24 +518,27 @@ def build_results(base: Dict[str, Any], perf: Optional[Dict[str, Any]], expectat
     checks = resolve_missing(base.get("checks") or [], run_tags, skip_tags)
     perf = perf or {}
     measurements: Dict[str, Any] = {}
+    results: List[CheckResult] = []
     tests = (perf.get("iperf") or {}).get("tests") or []
     if tests:
-        checks += evaluate_iperf(tests, expectations)
+        results += iperf_checks(tests, expectations)
         measurements["iperf"] = {"tests": tests}
     steps = (perf.get("fio") or {}).get("steps") or []
     if steps:
-        checks += evaluate_fio(steps, perf.get("nodes") or {}, perf.get("storage") or {}, expectations)
+        results += fio_checks(steps, perf.get("nodes") or {}, perf.get("storage") or {}, expectations)
         measurements["fio"] = {"steps": steps}
     si = perf.get("sizing")
     if si:
         size = sizing(int(si.get("gpus") or 0), int(si.get("dgx") or 0), int(si.get("storage_nodes") or 0),
                       expectations, si.get("workload"), si.get("dataset_tb"), si.get("caches_tb"))
         if steps:
-            sc = evaluate_sizing(size, steps)
-            size["measured_mbps"] = sc[0].get("measured")
-            checks += sc
+            sc = sizing_checks(size, steps)
+            size["measured_mbps"] = sc[0].measured
+            results += sc
         doc["sizing"] = size
-    checks = apply_simulated_policy_to_dicts(checks, simulated)  # once, after evaluation
+    # the simulated policy once, after evaluation; the per-host checks collected by the report role are dicts
+    checks = apply_simulated_policy_to_dicts(checks, simulated)
+    checks += [r.to_dict() for r in apply_simulated_policy(results, simulated)]
     context = {"simulated": simulated, "pod": base.get("pod"), "sizing": doc.get("sizing"),
                "nodes": perf.get("nodes") or {}}
     stage_checks, stage_measurements = evaluate_stages(stages or {}, expectations, context, run_tags, skip_tags)
