@@ -115,10 +115,16 @@ def apply_simulated_policy(results: Iterable[CheckResult], simulated: bool,
         if simulated and r.absolute and r.status != "error":
             r = CheckResult(r.check, r.host, "skipped", measured=r.measured, unit=r.unit, source=r.source,
                             reason=_simulated_reason(reason, r.status, r.reason), absolute=True,
-                            details=dict(r.details),
-                            layout=r.layout + (("reason",) if r.layout and "reason" not in r.layout else ()))
+                            details=dict(r.details), layout=_with_reason_last(r))
         out.append(r)
     return out
+
+
+def _with_reason_last(r: CheckResult) -> Tuple[str, ...]:
+    """A laid-out entry gains its ``reason`` last, as :func:`apply_simulated_policy_to_dicts` adds it."""
+    if not r.layout or "reason" in r.layout:
+        return r.layout
+    return r.layout + tuple(k for k in r.details if k not in r.layout) + ("reason",)
 
 
 def _simulated_reason(reason: str, status: str, own: Optional[str]) -> str:
