@@ -18,25 +18,10 @@ description:
     C(wrong host answered), C(ssh failed) - classified by C(module_utils/ngc_container.py).
   - The probes run in parallel threads (subprocess; AnsibleModule.run_command is not thread-safe).
 version_added: "0.1.0"
+extends_documentation_fragment:
+  - dgxpod.toolkit.container_engine
+  - dgxpod.toolkit.mpi_container
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options (e.g. podman's C(--events-backend file)).
-    type: list
-    elements: str
-    default: []
-  container:
-    description: Name of the MPI container on this node.
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   targets:
     description:
       - One entry per DGX - C(node) (inventory name), C(connect) (the name or address ssh and mpirun
@@ -49,9 +34,6 @@ options:
     description: Also run C(mpirun hostname) across all targets (skipped when an ssh probe failed).
     type: bool
     default: true
-  tcp_if:
-    description: Data NIC for C(btl_tcp_if_include) and C(oob_tcp_if_include) (from the pod model).
-    type: str
   mpirun_extra:
     description: Extra mpirun arguments.
     type: list

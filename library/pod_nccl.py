@@ -26,25 +26,10 @@ description:
     I(fail_on_error)), so the stage records it and validate.yml goes on.
   - Check mode runs nothing and returns the command line.
 version_added: "0.3.0"
+extends_documentation_fragment:
+  - dgxpod.toolkit.container_engine
+  - dgxpod.toolkit.mpi_container
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options.
-    type: list
-    elements: str
-    default: []
-  container:
-    description: Name of the MPI container on every node.
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   targets:
     description:
       - One entry per DGX taking part, the launcher (this host) first - C(node) (inventory name), C(connect)
@@ -118,9 +103,6 @@ options:
       to C(INFO)/C(INIT,NET).
     type: dict
     default: {}
-  tcp_if:
-    description: Data NIC for C(btl_tcp_if_include)/C(oob_tcp_if_include).
-    type: str
   mpirun_extra:
     description: Extra mpirun arguments.
     type: list

@@ -21,34 +21,16 @@ description:
     I(ok=false) and an I(error) naming the node and the rank; with I(fail=true) the task fails.
   - Writes nothing on the storage (the job only reads the dataset).
 version_added: "0.1.0"
+extends_documentation_fragment:
+  - dgxpod.toolkit.container_engine
+  - dgxpod.toolkit.mpi_container
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options.
-    type: list
-    elements: str
-    default: []
-  container:
-    description: The MPI container's name (the same on every node).
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   hosts:
     description: One entry per DGX, the launcher first - C(node) (inventory name), C(connect) (name or address
       mpirun reaches its container by), C(hostname) (what C(hostname) prints there, to name ranks by node).
     type: list
     elements: dict
     required: true
-  tcp_if:
-    description: Data NIC for Open MPI's TCP BTL/OOB (from the pod model).
-    type: str
   ranks_per_node:
     description: Ranks on every node (one per GPU on real pods).
     type: int

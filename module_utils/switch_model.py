@@ -64,6 +64,19 @@ def connection_argument_spec() -> Dict[str, Dict[str, Any]]:
     )
 
 
+def switch_module(name: str, missing_deps: Optional[Exception], **options: Dict[str, Any]) -> Any:
+    """The AnsibleModule of a switch module (switch_config, switch_validate): the connection options plus the
+    module's own, check mode supported; it fails naming what to install when netmiko or hier_config could not be
+    imported (``missing_deps``, the ImportError the module caught)."""
+    from ansible.module_utils.basic import AnsibleModule  # only the modules come here (not the filters)
+
+    module = AnsibleModule(argument_spec=dict(connection_argument_spec(), **options), supports_check_mode=True)
+    if missing_deps is not None:
+        module.fail_json(msg="%s needs netmiko and hier_config on the controller (bash scripts/setup.sh): %s"
+                             % (name, missing_deps))
+    return module
+
+
 def _port_index(model_name: str, port: str) -> int:
     ports = SWITCH_MODELS[model_name].ports
     return ports.index(port) if port in ports else len(ports)
