@@ -86,7 +86,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import mpirun_argv
+from ansible.module_utils.mpi_job import mpi_container_argument_spec, mpirun_argv
 from ansible.module_utils.ngc_container import classify_mpirun, classify_ssh
 
 
@@ -103,13 +103,9 @@ def _exec(argv, timeout):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            engine=dict(type="str", choices=["podman", "docker"], default="podman"),
-            engine_args=dict(type="list", elements="str", default=[]),
-            container=dict(type="str", required=True),
-            port=dict(type="int", default=2222),
+            mpi_container_argument_spec(),
             targets=dict(type="list", elements="dict", required=True),
             mpirun=dict(type="bool", default=True),
-            tcp_if=dict(type="str"),
             mpirun_extra=dict(type="list", elements="str", default=[]),
             timeout=dict(type="int", default=60),
             fail=dict(type="bool", default=True),

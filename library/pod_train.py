@@ -130,10 +130,10 @@ seconds:
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from ansible.module_utils.mpi_job import cleanup, mpirun_argv, run_job, timeout_argv
+    from ansible.module_utils.mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv
     from ansible.module_utils.training_parse import parse_output, summarize
 except ImportError:  # pragma: no cover - tests
-    from mpi_job import cleanup, mpirun_argv, run_job, timeout_argv  # type: ignore
+    from mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv  # type: ignore
     from training_parse import parse_output, summarize  # type: ignore
 
 JOB_OPTIONS = ("model", "backend", "device", "batch", "steps", "warmup", "workers", "image_size", "lr", "threads",
@@ -197,12 +197,8 @@ def explain(p, run, parsed):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            engine=dict(type="str", choices=["podman", "docker"], default="podman"),
-            engine_args=dict(type="list", elements="str", default=[]),
-            container=dict(type="str", required=True),
-            port=dict(type="int", default=2222),
+            mpi_container_argument_spec(),
             hosts=dict(type="list", elements="dict", required=True),
-            tcp_if=dict(type="str"),
             ranks_per_node=dict(type="int", default=1),
             master_addr=dict(type="str", default=""),
             master_port=dict(type="int", default=29533),
