@@ -20,8 +20,7 @@ description:
     C(ngc_container_docker_module) is false, for docker too; otherwise docker goes through
     C(community.docker.docker_container).
 version_added: "0.1.0"
-extends_documentation_fragment:
-  - dgxpod.toolkit.container_engine
+extends_documentation_fragment: dgxpod.toolkit.mpi_container.engine
 options:
   name:
     description: Container name.

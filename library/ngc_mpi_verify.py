@@ -18,9 +18,7 @@ description:
     C(wrong host answered), C(ssh failed) - classified by C(module_utils/ngc_container.py).
   - The probes run in parallel threads (subprocess; AnsibleModule.run_command is not thread-safe).
 version_added: "0.1.0"
-extends_documentation_fragment:
-  - dgxpod.toolkit.container_engine
-  - dgxpod.toolkit.mpi_container
+extends_documentation_fragment: dgxpod.toolkit.mpi_container
 options:
   targets:
     description:

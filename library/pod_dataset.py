@@ -21,8 +21,7 @@ description:
     partial directory left by an earlier run is removed before a new one is made.
   - I(state=absent) removes the dataset and any partial directory.
 version_added: "0.1.0"
-extends_documentation_fragment:
-  - dgxpod.toolkit.container_engine
+extends_documentation_fragment: dgxpod.toolkit.mpi_container.engine
 options:
   roots:
     description:

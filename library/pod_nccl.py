@@ -26,9 +26,7 @@ description:
     I(fail_on_error)), so the stage records it and validate.yml goes on.
   - Check mode runs nothing and returns the command line.
 version_added: "0.3.0"
-extends_documentation_fragment:
-  - dgxpod.toolkit.container_engine
-  - dgxpod.toolkit.mpi_container
+extends_documentation_fragment: dgxpod.toolkit.mpi_container
 options:
   targets:
     description:

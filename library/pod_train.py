@@ -21,9 +21,7 @@ description:
     I(ok=false) and an I(error) naming the node and the rank; with I(fail=true) the task fails.
   - Writes nothing on the storage (the job only reads the dataset).
 version_added: "0.1.0"
-extends_documentation_fragment:
-  - dgxpod.toolkit.container_engine
-  - dgxpod.toolkit.mpi_container
+extends_documentation_fragment: dgxpod.toolkit.mpi_container
 options:
   hosts:
     description: One entry per DGX, the launcher first - C(node) (inventory name), C(connect) (name or address

@@ -23,8 +23,7 @@ description:
     C(show roce), NVUE C(nv show qos roce -o json)) and fails when it differs from I(lossless_expect).
   - Runs on the controller (C(connection: local)). The password is never logged or returned.
 version_added: "0.1.0"
-extends_documentation_fragment:
-  - dgxpod.toolkit.switch_connection
+extends_documentation_fragment: dgxpod.toolkit.switch_connection
 options:
   backup_dir:
     description: Controller directory for the running-config backup taken before a change.
@@ -112,16 +111,11 @@ timings:
 """
 
 from ansible.module_utils.switch_model import switch_module
-
-try:
-    from ansible.module_utils.switch_push import PushError, SwitchPush
-    HAS_DEPS = None
-except ImportError as exc:  # netmiko or hier_config missing on the controller
-    HAS_DEPS = exc
+from ansible.module_utils.switch_push import PushError, SwitchPush
 
 
 def main() -> None:
-    module = switch_module("switch_config", HAS_DEPS, backup_dir=dict(type="path"),
+    module = switch_module("switch_config", backup_dir=dict(type="path"),
                            save=dict(type="bool", default=True), error_pattern=dict(type="str"),
                            allow_management_change=dict(type="bool", default=False),
                            verify_lossless=dict(type="bool", default=False))

@@ -24,8 +24,7 @@ description:
     tag C(switches)). A show output that does not parse is returned in C(errors).
   - Runs on the controller (C(connection: local)). The password is never logged or returned.
 version_added: "0.2.0"
-extends_documentation_fragment:
-  - dgxpod.toolkit.switch_connection
+extends_documentation_fragment: dgxpod.toolkit.switch_connection
 options:
   counter_interval:
     description: Seconds between the two counter reads (EOS).
@@ -84,17 +83,12 @@ errors:
 """
 
 from ansible.module_utils.switch_model import switch_module
-
-try:
-    from ansible.module_utils.switch_push import PushError
-    from ansible.module_utils.switch_readings import SwitchValidate
-    HAS_DEPS = None
-except ImportError as exc:  # netmiko or hier_config missing on the controller
-    HAS_DEPS = exc
+from ansible.module_utils.switch_push import PushError
+from ansible.module_utils.switch_readings import SwitchValidate
 
 
 def main() -> None:
-    module = switch_module("switch_validate", HAS_DEPS, counter_interval=dict(type="float", default=5))
+    module = switch_module("switch_validate", counter_interval=dict(type="float", default=5))
     try:
         result = SwitchValidate(module.params).run()
     except PushError as exc:

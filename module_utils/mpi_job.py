@@ -37,7 +37,7 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def mpi_container_argument_spec() -> Dict[str, Dict[str, Any]]:
     """The options every module that launches into the MPI containers shares (ngc_mpi_verify, pod_nccl,
     pod_train): the engine, the container and how mpirun reaches it. Documented once, in the doc fragments
-    dgxpod.toolkit.container_engine and dgxpod.toolkit.mpi_container. A fresh dict each call."""
+    dgxpod.toolkit.mpi_container. A fresh dict each call."""
     return dict(
         engine=dict(type="str", choices=["podman", "docker"], default="podman"),
         engine_args=dict(type="list", elements="str", default=[]),
