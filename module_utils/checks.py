@@ -89,6 +89,34 @@ class CheckResult:
         return cls(absolute=bool(d.get("absolute")), details=details, **fields)
 
 
+def expectation(exp: Dict[str, Any], section: str, key: str, default: Any = None) -> Tuple[Any, str]:
+    """(value, source) of ``expectations.<section>.<key>`` (the RA profile's, with the pod's overrides on top:
+    pod.validation.expectations). A bare value (an override without a source) reads as 'pod override'; no entry
+    gives ``default`` from the 'toolkit default'."""
+    item = (exp.get(section) or {}).get(key)
+    if isinstance(item, dict) and "value" in item:
+        return item["value"], str(item.get("source") or "pod override")
+    if item is None:
+        return default, "toolkit default"
+    return item, "pod override"
+
+
+def pass_fail(ok: bool) -> str:
+    return "pass" if ok else "fail"
+
+
+# The results.json key order of the checks written before CheckResult existed (iperf, fio, storage sizing):
+# an error says it right after the name; after the measurement a skipped check says why, a decided one its
+# expectation, ``decided`` (ratio, ...), status, and the cause or note.
+ERROR_LAYOUT = ("check", "status", "expected", "measured", "source", "reason")
+
+
+def layout_tail(status: str, decided: Tuple[str, ...] = ()) -> Tuple[str, ...]:
+    if status == "skipped":
+        return ("status", "expected", "reason")
+    return ("expected",) + decided + ("status", "cause", "note")
+
+
 def at_least(check: str, host: str, measured: Optional[float], expected: Optional[float], unit: str, source: str,
              cause: str, absolute: bool = False, **details: Any) -> CheckResult:
     """``measured >= expected`` -> pass, else fail with ``cause``. No measurement -> error (the cause is the
