@@ -26,25 +26,10 @@ description:
     I(fail_on_error)), so the stage records it and validate.yml goes on.
   - Check mode runs nothing and returns the command line.
 version_added: "0.3.0"
+extends_documentation_fragment:
+  - dgxpod.toolkit.mpi_container
+  - dgxpod.toolkit.slurm_launch
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options.
-    type: list
-    elements: str
-    default: []
-  container:
-    description: Name of the MPI container on every node.
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   targets:
     description:
       - One entry per DGX taking part, the launcher (this host) first - C(node) (inventory name), C(connect)
@@ -118,9 +103,6 @@ options:
       to C(INFO)/C(INIT,NET).
     type: dict
     default: {}
-  tcp_if:
-    description: Data NIC for C(btl_tcp_if_include)/C(oob_tcp_if_include).
-    type: str
   mpirun_extra:
     description: Extra mpirun arguments.
     type: list
@@ -132,8 +114,6 @@ options:
     default: false
 notes:
   - Supports check mode (runs nothing).
-extends_documentation_fragment:
-  - dgxpod.toolkit.slurm_launch
 author:
   - DGX pod toolkit contributors
 """
@@ -226,7 +206,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import mpirun_argv, read_env_file, run_job, timeout_argv
+from ansible.module_utils.mpi_job import mpi_container_argument_spec, mpirun_argv, read_env_file, run_job, timeout_argv
 from ansible.module_utils.nccl_parse import ParseError, parse_nccl_tests, parse_nccl_transport, transport_facts
 from ansible.module_utils.ngc_container import classify_ssh
 from ansible.module_utils.slurm_job import SlurmJobError
@@ -261,10 +241,7 @@ def nccl_args(p):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            engine=dict(type="str", choices=["podman", "docker"], default="podman"),
-            engine_args=dict(type="list", elements="str", default=[]),
-            container=dict(type="str", required=True),
-            port=dict(type="int", default=2222),
+            mpi_container_argument_spec(),
             targets=dict(type="list", elements="dict", required=True),
             ranks_per_node=dict(type="int", default=8),
             collective=dict(type="str", choices=["all_reduce", "all_gather", "reduce_scatter"],
@@ -283,7 +260,6 @@ def main():
             probe_timeout=dict(type="int", default=15),
             env_file=dict(type="path", default="/etc/dgxpod/nccl.env"),
             env=dict(type="dict", default={}),
-            tcp_if=dict(type="str"),
             mpirun_extra=dict(type="list", elements="str", default=[]),
             fail_on_error=dict(type="bool", default=False),
             **SLURM_ARGUMENT_SPEC,

@@ -21,34 +21,16 @@ description:
     I(ok=false) and an I(error) naming the node and the rank; with I(fail=true) the task fails.
   - Writes nothing on the storage (the job only reads the dataset).
 version_added: "0.1.0"
+extends_documentation_fragment:
+  - dgxpod.toolkit.mpi_container
+  - dgxpod.toolkit.slurm_launch
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options.
-    type: list
-    elements: str
-    default: []
-  container:
-    description: The MPI container's name (the same on every node).
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   hosts:
     description: One entry per DGX, the launcher first - C(node) (inventory name), C(connect) (name or address
       mpirun reaches its container by), C(hostname) (what C(hostname) prints there, to name ranks by node).
     type: list
     elements: dict
     required: true
-  tcp_if:
-    description: Data NIC for Open MPI's TCP BTL/OOB (from the pod model).
-    type: str
   ranks_per_node:
     description: Ranks on every node (one per GPU on real pods).
     type: int
@@ -98,8 +80,6 @@ options:
     default: true
 notes:
   - Supports check mode - returns the mpirun command line without running it.
-extends_documentation_fragment:
-  - dgxpod.toolkit.slurm_launch
 author:
   - DGX pod toolkit contributors
 """
@@ -156,14 +136,14 @@ seconds:
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from ansible.module_utils.mpi_job import cleanup, mpirun_argv, run_job, timeout_argv
+    from ansible.module_utils.mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv
     from ansible.module_utils.slurm_job import SlurmJobError
     from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
     from ansible.module_utils.slurm_launch import settle as slurm_settle
     from ansible.module_utils.slurm_launch import start as slurm_start
     from ansible.module_utils.training_parse import parse_output, summarize
 except ImportError:  # pragma: no cover - tests
-    from mpi_job import cleanup, mpirun_argv, run_job, timeout_argv  # type: ignore
+    from mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv  # type: ignore
     from slurm_job import SlurmJobError  # type: ignore
     from slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC  # type: ignore
     from slurm_launch import settle as slurm_settle  # type: ignore
@@ -231,12 +211,8 @@ def explain(p, run, parsed):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            engine=dict(type="str", choices=["podman", "docker"], default="podman"),
-            engine_args=dict(type="list", elements="str", default=[]),
-            container=dict(type="str", required=True),
-            port=dict(type="int", default=2222),
+            mpi_container_argument_spec(),
             hosts=dict(type="list", elements="dict", required=True),
-            tcp_if=dict(type="str"),
             ranks_per_node=dict(type="int", default=1),
             master_addr=dict(type="str", default=""),
             master_port=dict(type="int", default=29533),

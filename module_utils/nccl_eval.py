@@ -27,22 +27,17 @@ from statistics import median
 from typing import Any, Dict, List, Optional, Tuple
 
 try:
-    from ansible.module_utils.checks import CheckResult, at_least
+    from ansible.module_utils.checks import CheckResult, at_least, expectation
     from ansible.module_utils.nccl_plan import multi_node_expectation, plateau_busbw
 except ImportError:  # plain import in tests
-    from checks import CheckResult, at_least
+    from checks import CheckResult, at_least, expectation
     from nccl_plan import multi_node_expectation, plateau_busbw
 
 UNIT = "GB/s"
 
 
 def _exp(exp: Dict[str, Any], key: str, default: Any = None) -> Tuple[Any, str]:
-    item = (exp.get("nccl") or {}).get(key)
-    if isinstance(item, dict) and "value" in item:
-        return item["value"], str(item.get("source") or "pod override")
-    if item is None:
-        return default, "toolkit default"
-    return item, "pod override"
+    return expectation(exp, "nccl", key, default)
 
 
 def _fraction(exp: Dict[str, Any]) -> Tuple[float, str]:
