@@ -6,7 +6,8 @@ import base64
 import os
 
 import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from ngc_container import authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases  # noqa: E501
+from ngc_container import (authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases,  # noqa: E501
+                           inspect_status, ulimit_refusal)
 
 
 def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
@@ -36,6 +37,18 @@ def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts="")
     return merge_pinned_keys(nodes, fresh, remembered, known_hosts_keys(previous_known_hosts or ""))
 
 
+def ngc_host_key_files(nodes, hostvars, cache_dir):
+    """pod_files entries that remember on the controller (cache_dir/<node>.pub) the container host key each node
+    gave in this run (hostvars[node].ngc_container_hostkey_pub, slurped); nodes without one are left out."""
+    out = []
+    for node in nodes:
+        slurped = (hostvars.get(node) or {}).get("ngc_container_hostkey_pub") or {}
+        if slurped.get("content"):
+            out.append({"path": os.path.join(cache_dir, node + ".pub"), "mode": "0644", "label": node,
+                        "content": base64.b64decode(slurped["content"]).decode().strip() + "\n"})
+    return out
+
+
 def ngc_authorized_keys(pubkeys, options=""):
     """authorized_keys text for the pod's MPI public key(s)."""
     if isinstance(pubkeys, str):
@@ -43,7 +56,18 @@ def ngc_authorized_keys(pubkeys, options=""):
     return authorized_keys(pubkeys, options or "")
 
 
+def ngc_ulimit_refusal(error, ulimits, proc_limits=""):
+    """Why the engine refused a --ulimit, naming the variable to change (module_utils/ngc_container), or ''."""
+    return ulimit_refusal(str(error or ""), dict(ulimits or {}), str(proc_limits or ""))
+
+
+def ngc_container_status(text):
+    """running/exited/.../absent from `<engine> container inspect` output (module_utils/ngc_container)."""
+    return inspect_status(str(text or ""))
+
+
 class FilterModule:
     def filters(self):
         return {"ngc_known_hosts": ngc_known_hosts, "ngc_authorized_keys": ngc_authorized_keys,
-                "ngc_container_host_keys": ngc_container_host_keys}
+                "ngc_container_host_keys": ngc_container_host_keys, "ngc_ulimit_refusal": ngc_ulimit_refusal,
+                "ngc_container_status": ngc_container_status, "ngc_host_key_files": ngc_host_key_files}

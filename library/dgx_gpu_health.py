@@ -110,6 +110,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.gpu_parse import (GpuParseError, parse_dcgmi_diag, parse_nvlink_errors,
                                             parse_nvlink_status, parse_proc_modules, parse_smi_xml,
                                             parse_topo_matrix, peermem_module)
+from ansible.module_utils.hw_parsers import read_sysfs
 
 
 def _run(cmd, timeout):
@@ -121,14 +122,6 @@ def _run(cmd, timeout):
         return None, "", "timed out after %ds" % timeout
     except OSError as exc:
         return None, "", str(exc)
-
-
-def _read(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 def _jsonable(value):
@@ -181,7 +174,7 @@ def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=
         dcgm["present"] = False
     facts["dcgm"] = dcgm
 
-    text = _read(os.path.join(fs_root, "proc/modules"))
+    text = read_sysfs(os.path.join(fs_root, "proc/modules"))
     if text is None:
         facts["modules"] = {"peermem": None, "nvidia": False, "error": "cannot read %s"
                             % os.path.join(fs_root, "proc/modules")}
@@ -198,12 +191,13 @@ def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=
         base = os.path.join(ib, dev)
         pci = os.path.basename(os.path.realpath(os.path.join(base, "device")))
         pdir = os.path.join(fs_root, "sys/bus/pci/devices", pci)
-        width, max_width = _read(os.path.join(pdir, "current_link_width")), _read(os.path.join(pdir, "max_link_width"))
-        hcas[dev] = {"pci": pci, "fw": _read(os.path.join(base, "fw_ver")), "board_id": _read(os.path.join(base,
-                                                                                                      "board_id")),
+        width = read_sysfs(os.path.join(pdir, "current_link_width"))
+        max_width = read_sysfs(os.path.join(pdir, "max_link_width"))
+        hcas[dev] = {"pci": pci, "fw": read_sysfs(os.path.join(base, "fw_ver")),
+                     "board_id": read_sysfs(os.path.join(base, "board_id")),
                      "width": int(width) if width and width.isdigit() else None,
                      "max_width": int(max_width) if max_width and max_width.isdigit() else None,
-                     "speed": _read(os.path.join(pdir, "current_link_speed"))}
+                     "speed": read_sysfs(os.path.join(pdir, "current_link_speed"))}
     facts["hcas"] = hcas
     facts["ofed"] = None
     if which("ofed_info"):

@@ -188,6 +188,7 @@ from ansible.module_utils.hw_parsers import (
     parse_mlnx_qos,
     parse_mlxconfig_query,
     parse_nvidia_smi_query,
+    read_sysfs,
     read_sysfs_gid_table,
     select_roce_v2_ipv4_gid,
 )
@@ -203,14 +204,6 @@ GPU_FIELDS = ("index", "name", "uuid", "serial", "pci.bus_id", "memory.total", "
 GPU_KEYS = {"pci.bus_id": "pci_bus_id", "memory.total": "memory_total_mib"}
 ALL_GATHER = ("nics", "gpus", "mlxconfig", "qos", "roce_mode")
 UNREADABLE = object()  # a tool ran but its output could not be read (never mistaken for "no value")
-
-
-def _read(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 def _int_or_none(text):
@@ -234,7 +227,7 @@ def sysfs_ports(sysfs_root):
             port = _int_or_none(os.path.basename(pdir))
             if port is None:
                 continue
-            netdev = _read(os.path.join(pdir, "gid_attrs", "ndevs", "0")) or (nets[port - 1] if len(nets) >= port
+            netdev = read_sysfs(os.path.join(pdir, "gid_attrs", "ndevs", "0")) or (nets[port - 1] if len(nets) >= port
                                                                               else None)
             out.append((dev, port, netdev, pci))
     return out
@@ -307,20 +300,20 @@ def gather_facts(run, which, sysfs_root="/", addresses=None, netdevs=None, gathe
                 continue
             pdir = os.path.join(sysfs_root, "sys", "class", "infiniband", dev, "ports", str(port))
             info = (devinfo.get(dev) or {}).get("ports", {}).get(port, {})
-            sys_state = _read(os.path.join(pdir, "state"))  # "4: ACTIVE"
+            sys_state = read_sysfs(os.path.join(pdir, "state"))  # "4: ACTIVE"
             nic = {
                 "rdma_device": dev, "port": port, "pci": pcis.get(dev), "state": p["state"],
                 "port_state": info.get("state") or (("PORT_" + sys_state.split(":")[-1].strip())
                                                     if sys_state else None),
-                "link_layer": info.get("link_layer") or _read(os.path.join(pdir, "link_layer")),
+                "link_layer": info.get("link_layer") or read_sysfs(os.path.join(pdir, "link_layer")),
                 "active_mtu": info.get("active_mtu"), "max_mtu": info.get("max_mtu"),
                 "kernel_mtu": None, "operstate": None, "ipv4": addresses.get(netdev) if netdev else None,
                 "gids": [], "roce_v2_ipv4_gid_index": None, "gid_error": None,
             }
             if netdev:
                 ndir = os.path.join(sysfs_root, "sys", "class", "net", netdev)
-                nic["kernel_mtu"] = _int_or_none(_read(os.path.join(ndir, "mtu")))
-                nic["operstate"] = _read(os.path.join(ndir, "operstate"))
+                nic["kernel_mtu"] = _int_or_none(read_sysfs(os.path.join(ndir, "mtu")))
+                nic["operstate"] = read_sysfs(os.path.join(ndir, "operstate"))
             try:
                 nic["gids"] = read_sysfs_gid_table(sysfs_root, dev, port)
             except FileNotFoundError as e:

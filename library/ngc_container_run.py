@@ -20,21 +20,12 @@ description:
     C(ngc_container_docker_module) is false, for docker too; otherwise docker goes through
     C(community.docker.docker_container).
 version_added: "0.1.0"
+extends_documentation_fragment: dgxpod.toolkit.mpi_container.engine
 options:
   name:
     description: Container name.
     type: str
     required: true
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global options put before the engine's sub-command (e.g. podman's C(--events-backend file)).
-    type: list
-    elements: str
-    default: []
   state:
     description: C(started), C(restarted) or C(absent).
     type: str

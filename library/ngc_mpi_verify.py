@@ -18,25 +18,8 @@ description:
     C(wrong host answered), C(ssh failed) - classified by C(module_utils/ngc_container.py).
   - The probes run in parallel threads (subprocess; AnsibleModule.run_command is not thread-safe).
 version_added: "0.1.0"
+extends_documentation_fragment: dgxpod.toolkit.mpi_container
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options (e.g. podman's C(--events-backend file)).
-    type: list
-    elements: str
-    default: []
-  container:
-    description: Name of the MPI container on this node.
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   targets:
     description:
       - One entry per DGX - C(node) (inventory name), C(connect) (the name or address ssh and mpirun
@@ -49,9 +32,6 @@ options:
     description: Also run C(mpirun hostname) across all targets (skipped when an ssh probe failed).
     type: bool
     default: true
-  tcp_if:
-    description: Data NIC for C(btl_tcp_if_include) and C(oob_tcp_if_include) (from the pod model).
-    type: str
   mpirun_extra:
     description: Extra mpirun arguments.
     type: list
@@ -104,7 +84,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import mpirun_argv
+from ansible.module_utils.mpi_job import mpi_container_argument_spec, mpirun_argv
 from ansible.module_utils.ngc_container import classify_mpirun, classify_ssh
 
 
@@ -121,13 +101,9 @@ def _exec(argv, timeout):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            engine=dict(type="str", choices=["podman", "docker"], default="podman"),
-            engine_args=dict(type="list", elements="str", default=[]),
-            container=dict(type="str", required=True),
-            port=dict(type="int", default=2222),
+            mpi_container_argument_spec(),
             targets=dict(type="list", elements="dict", required=True),
             mpirun=dict(type="bool", default=True),
-            tcp_if=dict(type="str"),
             mpirun_extra=dict(type="list", elements="str", default=[]),
             timeout=dict(type="int", default=60),
             fail=dict(type="bool", default=True),

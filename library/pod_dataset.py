@@ -21,6 +21,7 @@ description:
     partial directory left by an earlier run is removed before a new one is made.
   - I(state=absent) removes the dataset and any partial directory.
 version_added: "0.1.0"
+extends_documentation_fragment: dgxpod.toolkit.mpi_container.engine
 options:
   roots:
     description:
@@ -48,16 +49,6 @@ options:
     description: Python interpreter that runs I(script) (it needs Pillow).
     type: str
     default: python3
-  engine:
-    description: Container engine CLI (with I(container)).
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options.
-    type: list
-    elements: str
-    default: []
   container:
     description: Run the generator in this container (the MPI container, which mounts /mnt); empty - on the host.
     type: str

@@ -26,25 +26,10 @@ description:
     I(fail_on_error)), so the stage records it and validate.yml goes on.
   - Check mode runs nothing and returns the command line.
 version_added: "0.3.0"
+extends_documentation_fragment:
+  - dgxpod.toolkit.mpi_container
+  - dgxpod.toolkit.slurm_launch
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options.
-    type: list
-    elements: str
-    default: []
-  container:
-    description: Name of the MPI container on every node.
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   targets:
     description:
       - One entry per DGX taking part, the launcher (this host) first - C(node) (inventory name), C(connect)
@@ -118,9 +103,6 @@ options:
       to C(INFO)/C(INIT,NET).
     type: dict
     default: {}
-  tcp_if:
-    description: Data NIC for C(btl_tcp_if_include)/C(oob_tcp_if_include).
-    type: str
   mpirun_extra:
     description: Extra mpirun arguments.
     type: list
@@ -199,8 +181,14 @@ seconds:
   description: Wall time of the mpirun.
   returned: when run
   type: float
+slurm:
+  description:
+    - With I(scheduler=slurm) - job_id, granted, pending (it waited), job_name, partition, error (why no
+      allocation), cancelled (C(scancel) output after a timeout); null otherwise.
+  returned: always
+  type: dict
 cmd:
-  description: The command run (engine exec + mpirun line).
+  description: The command run (salloc prefix with I(scheduler=slurm), engine exec, mpirun line).
   returned: always
   type: list
 cleanup:
@@ -218,9 +206,13 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import mpirun_argv, read_env_file, run_job, timeout_argv
+from ansible.module_utils.mpi_job import mpi_container_argument_spec, mpirun_argv, read_env_file, run_job, timeout_argv
 from ansible.module_utils.nccl_parse import ParseError, parse_nccl_tests, parse_nccl_transport, transport_facts
 from ansible.module_utils.ngc_container import classify_ssh
+from ansible.module_utils.slurm_job import SlurmJobError
+from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
+from ansible.module_utils.slurm_launch import settle as slurm_settle
+from ansible.module_utils.slurm_launch import start as slurm_start
 
 
 def _probe(exec_base, target, port, timeout):
@@ -249,10 +241,7 @@ def nccl_args(p):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            engine=dict(type="str", choices=["podman", "docker"], default="podman"),
-            engine_args=dict(type="list", elements="str", default=[]),
-            container=dict(type="str", required=True),
-            port=dict(type="int", default=2222),
+            mpi_container_argument_spec(),
             targets=dict(type="list", elements="dict", required=True),
             ranks_per_node=dict(type="int", default=8),
             collective=dict(type="str", choices=["all_reduce", "all_gather", "reduce_scatter"],
@@ -271,9 +260,9 @@ def main():
             probe_timeout=dict(type="int", default=15),
             env_file=dict(type="path", default="/etc/dgxpod/nccl.env"),
             env=dict(type="dict", default={}),
-            tcp_if=dict(type="str"),
             mpirun_extra=dict(type="list", elements="str", default=[]),
             fail_on_error=dict(type="bool", default=False),
+            **SLURM_ARGUMENT_SPEC,
         ),
         supports_check_mode=True,
     )
@@ -303,9 +292,14 @@ def main():
     inner = timeout_argv(p["timeout"] + 5, inner)
     engine = module.get_bin_path(p["engine"], required=not module.check_mode) or p["engine"]
     exec_base = [engine] + p["engine_args"] + ["exec", p["container"]]
+    try:
+        prefix, slurm = slurm_start(p, nodes, "dgxpod-nccl-%s" % nodes[0], p["timeout"],
+                                    lambda b: module.get_bin_path(b, required=not module.check_mode))
+    except SlurmJobError as e:
+        module.fail_json(msg="scheduler=slurm: %s" % e)
     result = {"changed": False, "ok": False, "nodes": nodes, "rows": [], "transport": None, "ranks": {},
-              "failed_hosts": {}, "failed_ranks": {}, "backend": None, "cmd": exec_base + inner, "cleanup": {},
-              "last_lines": []}
+              "failed_hosts": {}, "failed_ranks": {}, "backend": None, "cmd": prefix + exec_base + inner,
+              "cleanup": {}, "last_lines": [], "slurm": slurm}
     if module.check_mode:
         result.update(ok=True, msg="check mode: not run")
         module.exit_json(**result)
@@ -336,9 +330,17 @@ def main():
             module.fail_json(msg=result["error"], **result)
         module.exit_json(**result)
 
-    job = run_job(exec_base, inner, float(p["timeout"]), hosts, nodes[0], kill_pattern=prog, port=p["port"])
+    wait = float(p["slurm_wait"]) if slurm is not None else 0.0
+    job = run_job(exec_base, inner, float(p["timeout"]) + wait, hosts, nodes[0], kill_pattern=prog,
+                  port=p["port"], prefix=prefix)
     cls = job["result"]
     out, err = job["stdout"] or "", job["stderr"] or ""
+    refused = slurm_settle(job, nodes, slurm, p["slurm_wait"], module.get_bin_path) if slurm is not None else None
+    if refused:
+        result.update(refused, seconds=job["seconds"], last_lines=err.strip().splitlines()[-10:])
+        if p["fail_on_error"]:
+            module.fail_json(msg=result["error"], **result)
+        module.exit_json(**result)
     result.update(seconds=job["seconds"], cleanup=job["cleanup"], last_lines=cls["last_lines"],
                   ranks=cls["ranks_seen"], failed_hosts=cls["failed_hosts"], failed_ranks=cls["failed_ranks"])
     try:

@@ -21,34 +21,16 @@ description:
     I(ok=false) and an I(error) naming the node and the rank; with I(fail=true) the task fails.
   - Writes nothing on the storage (the job only reads the dataset).
 version_added: "0.1.0"
+extends_documentation_fragment:
+  - dgxpod.toolkit.mpi_container
+  - dgxpod.toolkit.slurm_launch
 options:
-  engine:
-    description: Container engine CLI.
-    type: str
-    choices: [podman, docker]
-    default: podman
-  engine_args:
-    description: Global engine options.
-    type: list
-    elements: str
-    default: []
-  container:
-    description: The MPI container's name (the same on every node).
-    type: str
-    required: true
-  port:
-    description: The containers' sshd port.
-    type: int
-    default: 2222
   hosts:
     description: One entry per DGX, the launcher first - C(node) (inventory name), C(connect) (name or address
       mpirun reaches its container by), C(hostname) (what C(hostname) prints there, to name ranks by node).
     type: list
     elements: dict
     required: true
-  tcp_if:
-    description: Data NIC for Open MPI's TCP BTL/OOB (from the pod model).
-    type: str
   ranks_per_node:
     description: Ranks on every node (one per GPU on real pods).
     type: int
@@ -136,8 +118,14 @@ summary:
   type: dict
   returned: when ok
 argv:
-  description: The command run on the launcher (the same line started by hand gives the same job).
+  description: The command run on the launcher (the same line started by hand gives the same job; with
+    I(scheduler=slurm) behind its salloc prefix).
   type: list
+  returned: always
+slurm:
+  description: With I(scheduler=slurm) - job_id, granted, pending, job_name, partition, error (why no allocation),
+    cancelled (after a timeout); null otherwise.
+  type: dict
   returned: always
 seconds:
   description: Time the job took.
@@ -148,10 +136,18 @@ seconds:
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from ansible.module_utils.mpi_job import cleanup, mpirun_argv, run_job, timeout_argv
+    from ansible.module_utils.mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv
+    from ansible.module_utils.slurm_job import SlurmJobError
+    from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
+    from ansible.module_utils.slurm_launch import settle as slurm_settle
+    from ansible.module_utils.slurm_launch import start as slurm_start
     from ansible.module_utils.training_parse import parse_output, summarize
 except ImportError:  # pragma: no cover - tests
-    from mpi_job import cleanup, mpirun_argv, run_job, timeout_argv  # type: ignore
+    from mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv  # type: ignore
+    from slurm_job import SlurmJobError  # type: ignore
+    from slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC  # type: ignore
+    from slurm_launch import settle as slurm_settle  # type: ignore
+    from slurm_launch import start as slurm_start  # type: ignore
     from training_parse import parse_output, summarize  # type: ignore
 
 JOB_OPTIONS = ("model", "backend", "device", "batch", "steps", "warmup", "workers", "image_size", "lr", "threads",
@@ -215,12 +211,8 @@ def explain(p, run, parsed):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            engine=dict(type="str", choices=["podman", "docker"], default="podman"),
-            engine_args=dict(type="list", elements="str", default=[]),
-            container=dict(type="str", required=True),
-            port=dict(type="int", default=2222),
+            mpi_container_argument_spec(),
             hosts=dict(type="list", elements="dict", required=True),
-            tcp_if=dict(type="str"),
             ranks_per_node=dict(type="int", default=1),
             master_addr=dict(type="str", default=""),
             master_port=dict(type="int", default=29533),
@@ -232,6 +224,7 @@ def main():
             python=dict(type="str", default="python3"),
             timeout=dict(type="int", default=900),
             fail=dict(type="bool", default=True),
+            **SLURM_ARGUMENT_SPEC,
         ),
         supports_check_mode=True,
     )
@@ -244,12 +237,27 @@ def main():
                                                   command=script_argv(p), ranks_per_node=p["ranks_per_node"],
                                                   env=p["env"]))
     exec_base = [p["engine"]] + list(p["engine_args"]) + ["exec", p["container"]]
-    out = dict(changed=False, ok=False, error="", failed_nodes={}, argv=exec_base + argv, seconds=0.0)
+    nodes = [h["node"] for h in hosts]
+    try:
+        prefix, slurm = slurm_start(p, nodes, "dgxpod-train-%s" % nodes[0], p["timeout"] + 30,
+                                    lambda b: module.get_bin_path(b, required=not module.check_mode))
+    except SlurmJobError as e:
+        module.fail_json(msg="scheduler=slurm: %s" % e)
+    out = dict(changed=False, ok=False, error="", failed_nodes={}, argv=prefix + exec_base + argv, seconds=0.0,
+               slurm=slurm)
     if module.check_mode:
         out["error"] = "check mode: not run"
         module.exit_json(**out)
-    run = run_job(exec_base, argv, p["timeout"] + 30, {h["node"]: h["connect"] for h in hosts}, hosts[0]["node"],
-                  kill_pattern="dgxpod_train.py", port=p["port"])
+    wait = p["slurm_wait"] if slurm is not None else 0
+    run = run_job(exec_base, argv, p["timeout"] + 30 + wait, {h["node"]: h["connect"] for h in hosts},
+                  hosts[0]["node"], kill_pattern="dgxpod_train.py", port=p["port"], prefix=prefix)
+    refused = slurm_settle(run, nodes, slurm, p["slurm_wait"], module.get_bin_path) if slurm is not None else None
+    if refused:
+        out.update(error=refused["error"], failed_nodes=refused["failed_hosts"], seconds=run.get("seconds"),
+                   last_lines=(run.get("stderr") or "").strip().splitlines()[-12:])
+        if p["fail"]:
+            module.fail_json(msg="training pass %s: %s" % (p["pass_name"], out["error"]), **out)
+        module.exit_json(**out)
     if run.get("rc") in (124, 137) and not run.get("timed_out"):  # the in-container `timeout` stopped mpirun
         run["timed_out"] = True
         run["cleanup"] = cleanup(exec_base, {h["node"]: h["connect"] for h in hosts}, hosts[0]["node"],

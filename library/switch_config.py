@@ -23,38 +23,8 @@ description:
     C(show roce), NVUE C(nv show qos roce -o json)) and fails when it differs from I(lossless_expect).
   - Runs on the controller (C(connection: local)). The password is never logged or returned.
 version_added: "0.1.0"
+extends_documentation_fragment: dgxpod.toolkit.switch_connection
 options:
-  platform:
-    description: CLI family; selects the netmiko device type and the diff method.
-    type: str
-    required: true
-    choices: [eos, onyx, cumulus, mlnx-ib]
-  host:
-    description: Address to connect to (the switch's management address, or 127.0.0.1 for the fake switch).
-    type: str
-    required: true
-  port:
-    description: SSH port.
-    type: int
-    default: 22
-  name:
-    description: Switch name, used in backup file names.
-    type: str
-  username:
-    description: Login user.
-    type: str
-    required: true
-  password:
-    description: Login password (keep it in ansible-vault).
-    type: str
-    required: true
-  enable_secret:
-    description: Enable password (EOS/Onyx), when it differs from I(password).
-    type: str
-  config:
-    description: The desired configuration text (rendered by the switch_config role).
-    type: str
-    required: true
   backup_dir:
     description: Controller directory for the running-config backup taken before a change.
     type: path
@@ -73,25 +43,6 @@ options:
     description: Read and check the lossless-RoCE state after the push.
     type: bool
     default: false
-  lossless_expect:
-    description: What to expect, C({pfc_priority, ports}); empty means nothing has to be lossless.
-    type: dict
-    default: {}
-  host_key_checking:
-    description: Verify the switch's SSH host key (RejectPolicy) against I(known_hosts_file) or ~/.ssh/known_hosts.
-    type: bool
-    default: true
-  known_hosts_file:
-    description: known_hosts file holding the switch's host key.
-    type: path
-  connect_timeout:
-    description: Seconds for the TCP connect, the SSH banner and authentication.
-    type: int
-    default: 10
-  command_timeout:
-    description: Seconds to wait for one command's output.
-    type: int
-    default: 60
 notes:
   - Supports check mode (reads the running config, returns the diff, changes nothing) and diff mode.
   - Uses netmiko 4.8 and hier_config 3.7 on the controller.
@@ -159,31 +110,15 @@ timings:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.switch_model import connection_argument_spec
-
-try:
-    from ansible.module_utils.switch_push import PushError, SwitchPush
-    HAS_DEPS = None
-except ImportError as exc:  # netmiko or hier_config missing on the controller
-    HAS_DEPS = exc
+from ansible.module_utils.switch_model import switch_module
+from ansible.module_utils.switch_push import PushError, SwitchPush
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            connection_argument_spec(),
-            backup_dir=dict(type="path"),
-            save=dict(type="bool", default=True),
-            error_pattern=dict(type="str"),
-            allow_management_change=dict(type="bool", default=False),
-            verify_lossless=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
-    )
-    if HAS_DEPS is not None:
-        module.fail_json(msg="switch_config needs netmiko and hier_config on the controller (bash scripts/setup.sh): "
-                             "%s" % HAS_DEPS)
+    module = switch_module("switch_config", backup_dir=dict(type="path"),
+                           save=dict(type="bool", default=True), error_pattern=dict(type="str"),
+                           allow_management_change=dict(type="bool", default=False),
+                           verify_lossless=dict(type="bool", default=False))
     try:
         result = SwitchPush(module.params).run(module.check_mode)
     except PushError as exc:

@@ -24,61 +24,12 @@ description:
     tag C(switches)). A show output that does not parse is returned in C(errors).
   - Runs on the controller (C(connection: local)). The password is never logged or returned.
 version_added: "0.2.0"
+extends_documentation_fragment: dgxpod.toolkit.switch_connection
 options:
-  platform:
-    description: CLI family.
-    type: str
-    required: true
-    choices: [eos, onyx, cumulus, mlnx-ib]
-  host:
-    description: Address to connect to.
-    type: str
-    required: true
-  port:
-    description: SSH port.
-    type: int
-    default: 22
-  name:
-    description: Switch name (for messages).
-    type: str
-  username:
-    description: Login user.
-    type: str
-    required: true
-  password:
-    description: Login password (keep it in ansible-vault).
-    type: str
-    required: true
-  enable_secret:
-    description: Enable password (EOS/Onyx), when it differs from I(password).
-    type: str
-  config:
-    description: The desired configuration text (rendered by the switch_config role); the drift is computed against it.
-    type: str
-    required: true
-  lossless_expect:
-    description: What the lossless check expects, C({pfc_priority, ports}); empty means nothing has to be lossless.
-    type: dict
-    default: {}
   counter_interval:
     description: Seconds between the two counter reads (EOS).
     type: float
     default: 5
-  host_key_checking:
-    description: Verify the switch's SSH host key against I(known_hosts_file) or ~/.ssh/known_hosts.
-    type: bool
-    default: true
-  known_hosts_file:
-    description: known_hosts file holding the switch's host key.
-    type: path
-  connect_timeout:
-    description: Seconds for the TCP connect, the SSH banner and authentication.
-    type: int
-    default: 10
-  command_timeout:
-    description: Seconds to wait for one command's output.
-    type: int
-    default: 60
 notes:
   - Read-only; supports check mode (it behaves the same) and always returns C(changed=false).
 author:
@@ -131,28 +82,13 @@ errors:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.switch_model import connection_argument_spec
-
-try:
-    from ansible.module_utils.switch_push import PushError
-    from ansible.module_utils.switch_readings import SwitchValidate
-    HAS_DEPS = None
-except ImportError as exc:  # netmiko or hier_config missing on the controller
-    HAS_DEPS = exc
+from ansible.module_utils.switch_model import switch_module
+from ansible.module_utils.switch_push import PushError
+from ansible.module_utils.switch_readings import SwitchValidate
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            connection_argument_spec(),
-            counter_interval=dict(type="float", default=5),
-        ),
-        supports_check_mode=True,
-    )
-    if HAS_DEPS is not None:
-        module.fail_json(msg="switch_validate needs netmiko and hier_config on the controller (bash scripts/setup.sh): "
-                             "%s" % HAS_DEPS)
+    module = switch_module("switch_validate", counter_interval=dict(type="float", default=5))
     try:
         result = SwitchValidate(module.params).run()
     except PushError as exc:

@@ -15,7 +15,7 @@ so evaluators never need to know whether the pod is simulated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 STATUSES = ("pass", "fail", "skipped", "error")
 SIMULATED_REASON = ("simulated: the pod-in-a-box's numbers are not DGX hardware; absolute RA figures are not "
@@ -28,7 +28,12 @@ _FIELDS = ("check", "host", "status", "expected", "measured", "unit", "source", 
 class CheckResult:
     """One decided check. ``host`` is what the check is about: a node, a pair ``a<->b``, a switch, or
     ``pod`` for pod-wide checks. ``details`` are extra keys for the report and results.json (they never
-    replace the fixed fields)."""
+    replace the fixed fields).
+
+    ``layout``, when set, is the results.json key order of a check whose entry was written before this type
+    existed (iperf, fio, storage sizing: docs/results.md) and must stay as it was: its keys in that order, the
+    fixed fields even when empty (``null``) except ``cause`` and ``reason``, a detail when it is there,
+    ``absolute`` when true; then anything it does not name, in the usual order."""
 
     check: str
     host: str
@@ -41,6 +46,7 @@ class CheckResult:
     reason: Optional[str] = None
     absolute: bool = False
     details: Dict[str, Any] = field(default_factory=dict)
+    layout: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -59,8 +65,20 @@ class CheckResult:
         if self.absolute:
             out["absolute"] = True
         for key, value in self.details.items():
-            if key not in out and key not in ("absolute", "details"):
+            if key not in out and key not in ("absolute", "details", "layout"):
                 out[key] = value
+        return self._laid_out(out) if self.layout else out
+
+    def _laid_out(self, usual: Dict[str, Any]) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for key in self.layout:
+            if key in _FIELDS:
+                value = getattr(self, key)
+                if value is not None or key not in ("cause", "reason"):
+                    out[key] = value
+            elif key in usual:
+                out[key] = usual[key]
+        out.update((k, v) for k, v in usual.items() if k not in self.layout)
         return out
 
     @classmethod
@@ -69,6 +87,34 @@ class CheckResult:
         fields = {k: d.get(k) for k in _FIELDS}
         details = {k: v for k, v in d.items() if k not in _FIELDS and k != "absolute"}
         return cls(absolute=bool(d.get("absolute")), details=details, **fields)
+
+
+def expectation(exp: Dict[str, Any], section: str, key: str, default: Any = None) -> Tuple[Any, str]:
+    """(value, source) of ``expectations.<section>.<key>`` (the RA profile's, with the pod's overrides on top:
+    pod.validation.expectations). A bare value (an override without a source) reads as 'pod override'; no entry
+    gives ``default`` from the 'toolkit default'."""
+    item = (exp.get(section) or {}).get(key)
+    if isinstance(item, dict) and "value" in item:
+        return item["value"], str(item.get("source") or "pod override")
+    if item is None:
+        return default, "toolkit default"
+    return item, "pod override"
+
+
+def pass_fail(ok: bool) -> str:
+    return "pass" if ok else "fail"
+
+
+# The results.json key order of the checks written before CheckResult existed (iperf, fio, storage sizing):
+# an error says it right after the name; after the measurement a skipped check says why, a decided one its
+# expectation, ``decided`` (ratio, ...), status, and the cause or note.
+ERROR_LAYOUT = ("check", "status", "expected", "measured", "source", "reason")
+
+
+def layout_tail(status: str, decided: Tuple[str, ...] = ()) -> Tuple[str, ...]:
+    if status == "skipped":
+        return ("status", "expected", "reason")
+    return ("expected",) + decided + ("status", "cause", "note")
 
 
 def at_least(check: str, host: str, measured: Optional[float], expected: Optional[float], unit: str, source: str,
@@ -97,9 +143,16 @@ def apply_simulated_policy(results: Iterable[CheckResult], simulated: bool,
         if simulated and r.absolute and r.status != "error":
             r = CheckResult(r.check, r.host, "skipped", measured=r.measured, unit=r.unit, source=r.source,
                             reason=_simulated_reason(reason, r.status, r.reason), absolute=True,
-                            details=dict(r.details))
+                            details=dict(r.details), layout=_with_reason_last(r))
         out.append(r)
     return out
+
+
+def _with_reason_last(r: CheckResult) -> Tuple[str, ...]:
+    """A laid-out entry gains its ``reason`` last, as :func:`apply_simulated_policy_to_dicts` adds it."""
+    if not r.layout or "reason" in r.layout:
+        return r.layout
+    return r.layout + tuple(k for k in r.details if k not in r.layout) + ("reason",)
 
 
 def _simulated_reason(reason: str, status: str, own: Optional[str]) -> str:

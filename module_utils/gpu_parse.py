@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 
 class GpuParseError(ValueError):
@@ -215,20 +215,25 @@ _LINK_SPEED = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>)\s*$"
 _LINK_ERR = re.compile(r"^Link (\d+): ([A-Za-z ]+?) Errors: (\d+)\s*$")
 
 
+def _nvlink_lines(tool: str, text: str) -> Iterator[Tuple[Optional[re.Match], int, str, str]]:
+    """(the ``GPU n: name`` match or None, line number, raw line, stripped line) for every non-blank line of an
+    ``nvidia-smi nvlink`` output, after refusing an nvidia-smi failure message."""
+    _refuse_failure(tool, text)
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line:
+            yield _GPU_HEAD.match(line), no, raw, line
+
+
 def parse_nvlink_status(text: str) -> Dict[int, Dict[str, Any]]:
     """``nvidia-smi nvlink -s`` -> {gpu index: {name, uuid, links: {link: GB/s or None (inactive)}}}."""
     tool = "nvidia-smi nvlink -s"
-    _refuse_failure(tool, text)
     out: Dict[int, Dict[str, Any]] = {}
     current = None
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        m = _GPU_HEAD.match(line)
-        if m:
-            current = int(m.group(1))
-            out[current] = {"name": m.group(2), "uuid": m.group(3), "links": {}}
+    for head, no, raw, line in _nvlink_lines(tool, text):
+        if head:
+            current = int(head.group(1))
+            out[current] = {"name": head.group(2), "uuid": head.group(3), "links": {}}
             continue
         m = _LINK_SPEED.match(line)
         if m and current is not None:
@@ -243,16 +248,11 @@ def parse_nvlink_errors(text: str) -> Dict[int, Dict[int, Dict[str, int]]]:
     driver prints: ``replay``, ``recovery``, ``crc`` (single CRC line) or ``crc_flit`` / ``crc_data`` (the
     layout with separate flit and data CRC counters). Blank lines between links are allowed."""
     tool = "nvidia-smi nvlink -e"
-    _refuse_failure(tool, text)
     out: Dict[int, Dict[int, Dict[str, int]]] = {}
     current = None
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        m = _GPU_HEAD.match(line)
-        if m:
-            current = int(m.group(1))
+    for head, no, raw, line in _nvlink_lines(tool, text):
+        if head:
+            current = int(head.group(1))
             out[current] = {}
             continue
         m = _LINK_ERR.match(line)

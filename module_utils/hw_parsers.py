@@ -303,9 +303,9 @@ def parse_show_gids(text: str) -> List[Dict[str, Any]]:
 
 # --------------------------------------------------------------------------- GIDs from sysfs
 
-def _read(path: str) -> Optional[str]:
-    """A sysfs attribute's text, or None when it is absent or unreadable (the kernel answers EINVAL for
-    gid_attrs/types/<i> of an empty GID slot)."""
+def read_sysfs(path: str) -> Optional[str]:
+    """A sysfs (or /proc) file's text, stripped, or None when it is absent or unreadable (the kernel answers
+    EINVAL for gid_attrs/types/<i> of an empty GID slot). dgx_hw_facts and dgx_gpu_health read sysfs with it."""
     try:
         with open(path) as f:
             return f.read().strip()
@@ -327,12 +327,12 @@ def read_sysfs_gid_table(sysfs_root: str, device: str, port: int = 1) -> List[Di
         raise FileNotFoundError("no GID table at %s (device %s port %d)" % (gdir, device, port))
     out = []
     for name in sorted((x for x in os.listdir(gdir) if x.isdigit()), key=int):
-        gid = _read(os.path.join(gdir, name))
+        gid = read_sysfs(os.path.join(gdir, name))
         if gid is None or gid_is_zero(gid):
             continue
         out.append({"index": int(name), "gid": gid.lower(),
-                    "type": normalize_gid_type(_read(os.path.join(pdir, "gid_attrs", "types", name))),
-                    "netdev": _read(os.path.join(pdir, "gid_attrs", "ndevs", name)) or None,
+                    "type": normalize_gid_type(read_sysfs(os.path.join(pdir, "gid_attrs", "types", name))),
+                    "netdev": read_sysfs(os.path.join(pdir, "gid_attrs", "ndevs", name)) or None,
                     "ipv4": gid_ipv4(gid)})
     return out
 

@@ -27,9 +27,9 @@ import copy
 from typing import Any, Dict, List, Optional, Sequence
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.pod_eval import _endpoint, _gbps, _relative, evaluate_iperf, relative_ratios, slow_nics
+    from ansible.module_utils.pod_eval import _endpoint, _gbps, _relative, iperf_checks, relative_ratios, slow_nics
 except ImportError:  # filter plugins, scripts and tests (module_utils on sys.path)
-    from pod_eval import _endpoint, _gbps, _relative, evaluate_iperf, relative_ratios, slow_nics  # type: ignore
+    from pod_eval import _endpoint, _gbps, _relative, iperf_checks, relative_ratios, slow_nics  # type: ignore
 
 DEFAULT_MAX_ROUNDS = 3
 
@@ -47,7 +47,7 @@ def to_confirm(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any], simulated: 
     more than half of the measured tests failed: a pod-wide shortfall (every link under its port rate: a wrong
     speed in the model, a fabric-wide setting) is no dip, and running rounds again would only cost time."""
     judged = ("iperf_relative",) if simulated else ("iperf_relative", "iperf")
-    failed = {c.get("test") for c in evaluate_iperf(tests, exp) if c["check"] in judged and c["status"] == "fail"}
+    failed = {c.details.get("test") for c in iperf_checks(tests, exp) if c.check in judged and c.status == "fail"}
     measured = [t for t in tests if _gbps(t) is not None]
     if len(failed) * 2 > len(measured):
         return []

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """One MPI job across the pod's MPI containers (the NCCL and training stages launch the same way).
 
-Pure part (stdlib only, tested in tests/unit/test_mpi_job.py):
+Pure part (stdlib and nccl_parse's line formats, tested in tests/unit/test_mpi_job.py):
 
 - ``read_env_file``: the NCCL/MPI environment file the dgx_network role writes (/etc/dgxpod/nccl.env),
 - ``mpirun_argv``: the RA's launcher line (004 / REFERENCE_FACTS "Launch"): ssh on the containers' port
@@ -26,7 +26,25 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+try:  # as an Ansible module_util
+    from ansible.module_utils.nccl_parse import RANK_LINE, TESTS_FAIL
+except ImportError:  # pragma: no cover - plain import (tests)
+    from nccl_parse import RANK_LINE, TESTS_FAIL  # type: ignore
+
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def mpi_container_argument_spec() -> Dict[str, Dict[str, Any]]:
+    """The options every module that launches into the MPI containers shares (ngc_mpi_verify, pod_nccl,
+    pod_train): the engine, the container and how mpirun reaches it. Documented once, in the doc fragments
+    dgxpod.toolkit.mpi_container. A fresh dict each call."""
+    return dict(
+        engine=dict(type="str", choices=["podman", "docker"], default="podman"),
+        engine_args=dict(type="list", elements="str", default=[]),
+        container=dict(type="str", required=True),
+        port=dict(type="int", default=2222),
+        tcp_if=dict(type="str"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -126,9 +144,7 @@ _REMOTE_DAEMON = re.compile(r"Remote daemon:\s*\S+\s+on node\s+(\S+)")
 _NOTICED = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]*)\))?")
 _FIRST = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 _EXIT_CODE = re.compile(r"Exit code:\s*(-?\d+)")
-_RANK_ON = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device", re.M)
 _NCCL_WARN = re.compile(r"^\s*(\S+?):(\d+):\d+ \[(\d+)\] NCCL WARN (.*)$")
-_TESTS_FAIL = re.compile(r"^\s*(\S+?): Test (NCCL|CUDA) failure (\S+) '?([^']*)'?")
 _NOT_ENOUGH = re.compile(r"not enough slots available", re.I)
 _DAEMONS = re.compile(r"ORTE was unable to reliably start one or more daemons|"
                       r"PRTE has lost communication|ORTE has lost communication", re.I)
@@ -136,7 +152,8 @@ _DAEMONS = re.compile(r"ORTE was unable to reliably start one or more daemons|"
 
 def rank_hosts(stdout: str) -> Dict[int, str]:
     """rank -> host from nccl-tests' ``#  Rank  N Group  0 Pid  P on HOST device ...`` lines."""
-    return {int(m.group(1)): m.group(2) for m in _RANK_ON.finditer(stdout or "")}
+    lines = (RANK_LINE.match(line.strip()) for line in (stdout or "").splitlines())
+    return {int(m["rank"]): m["host"] for m in lines if m}
 
 
 def classify_result(rc: Optional[int], stdout: str, stderr: str, timed_out: bool = False,
@@ -192,10 +209,9 @@ def classify_result(rc: Optional[int], stdout: str, stderr: str, timed_out: bool
             node = who(m.group(1))
             failed_hosts.setdefault(node, "NCCL WARN %s" % m.group(4).strip())
             continue
-        m = _TESTS_FAIL.match(ln)
+        m = TESTS_FAIL.match(ln.strip())
         if m:
-            node = who(m.group(1))
-            failed_hosts.setdefault(node, "%s failure %s %s" % (m.group(2), m.group(3), m.group(4).strip()))
+            failed_hosts.setdefault(who(m["host"]), "%s failure %s %s" % (m["kind"], m["where"], m["msg"].strip()))
     # "The first process to do so was: Process name: [[j,1],R]  Exit code: C"
     m = _FIRST.search(text)
     if m:
@@ -296,14 +312,16 @@ def cleanup(exec_base: List[str], hosts: Dict[str, str], launcher: str, pattern:
 
 
 def run_job(exec_base: List[str], argv: List[str], timeout: float, hosts: Dict[str, str], launcher: str,
-            kill_pattern: str, port: int = 2222, cleanup_timeout: float = 20) -> Dict[str, Any]:
-    """Run ``exec_base + argv`` (``<engine> [args] exec <container>`` + the mpirun line) with a hard
-    outer ``timeout``. On timeout every node is cleaned (``cleanup``) so no rank is left running.
+            kill_pattern: str, port: int = 2222, cleanup_timeout: float = 20,
+            prefix: Sequence[str] = ()) -> Dict[str, Any]:
+    """Run ``prefix + exec_base + argv`` (``<engine> [args] exec <container>`` + the mpirun line; ``prefix``:
+    e.g. slurm_job.salloc_argv, the allocation it runs in) with a hard outer ``timeout``. On timeout every
+    node is cleaned (``cleanup``, in the containers, without the prefix) so no rank is left running.
 
     Returns rc, stdout, stderr, timed_out, seconds, cleanup {node: ''|problem} (empty when not needed)
     and the classification (``classify_result``) under ``result``."""
     t0 = time.monotonic()
-    rc, out, err, timed_out = _run(list(exec_base) + list(argv), timeout)
+    rc, out, err, timed_out = _run(list(prefix) + list(exec_base) + list(argv), timeout)
     seconds = time.monotonic() - t0
     cleaned: Dict[str, str] = {}
     if timed_out:

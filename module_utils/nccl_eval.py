@@ -27,22 +27,17 @@ from statistics import median
 from typing import Any, Dict, List, Optional, Tuple
 
 try:
-    from ansible.module_utils.checks import CheckResult, at_least
+    from ansible.module_utils.checks import CheckResult, at_least, expectation
     from ansible.module_utils.nccl_plan import multi_node_expectation, plateau_busbw
 except ImportError:  # plain import in tests
-    from checks import CheckResult, at_least
+    from checks import CheckResult, at_least, expectation
     from nccl_plan import multi_node_expectation, plateau_busbw
 
 UNIT = "GB/s"
 
 
 def _exp(exp: Dict[str, Any], key: str, default: Any = None) -> Tuple[Any, str]:
-    item = (exp.get("nccl") or {}).get(key)
-    if isinstance(item, dict) and "value" in item:
-        return item["value"], str(item.get("source") or "pod override")
-    if item is None:
-        return default, "toolkit default"
-    return item, "pod override"
+    return expectation(exp, "nccl", key, default)
 
 
 def _fraction(exp: Dict[str, Any]) -> Tuple[float, str]:
@@ -339,12 +334,30 @@ def _loc_text(m: Dict[str, Any]) -> str:
             "(GB/s): %s." % (loc.get("why") or "", scores))
 
 
+def _slurm_text(m: Dict[str, Any]) -> Optional[str]:
+    """How the runs were launched, when through Slurm (library/pod_nccl scheduler=slurm): the partition and each
+    run's job id, or Slurm's refusal."""
+    jobs = [(step, run) for step, run in _runs(m) if run.get("slurm")]
+    if not jobs:
+        return None
+    parts = []
+    for step, run in jobs:
+        sl = run["slurm"]
+        parts.append("%s %s: %s" % (step, _label(run), "job %s" % sl.get("job_id") if sl.get("granted")
+                                    else "not allocated (%s)" % (sl.get("error") or "no allocation")))
+    return "Launched through Slurm (salloc, partition %s), each run in its own allocation of its DGX: %s." % (
+        jobs[0][1]["slurm"].get("partition") or "-", "; ".join(parts))
+
+
 def markdown(doc: Dict[str, Any]) -> List[str]:
     m = (doc.get("measurements") or {}).get("nccl") or {}
     lines = ["", "## NCCL (%s)" % m.get("collective", "all_reduce"), ""]
     if m.get("simulated") or doc.get("simulated"):
         lines += ["SIMULATED: the nccl-tests stand-in (backend: cpu, MPI over the simulator's veths) - bus "
                   "bandwidths are CPU/veth numbers, never DGX figures; transport and absolute checks are skipped.", ""]
+    slurm = _slurm_text(m)
+    if slurm:
+        lines += [slurm, ""]
     lines += ["| step | run | ok | plateau busbw (GB/s) | seconds |", "|---|---|---|---|---|"]
     for step, run in _runs(m):
         bw = plateau_busbw(run.get("rows") or [], int(m.get("plateau_sizes") or 3))
@@ -364,6 +377,9 @@ def html(doc: Dict[str, Any]) -> List[str]:
     if m.get("simulated") or doc.get("simulated"):
         out.append('<p class="simulated">SIMULATED: the nccl-tests stand-in (backend: cpu) - CPU/veth numbers, '
                    'never DGX figures; transport and absolute checks are skipped.</p>')
+    slurm = _slurm_text(m)
+    if slurm:
+        out.append('<p>%s</p>' % escape(slurm))
     for step, title in (("single", "each DGX alone"), ("all", "all DGX together"), ("pair", "pairs (localisation)")):
         svg = busbw_plot(m, step, "NCCL busbw vs size - " + title)
         if svg:

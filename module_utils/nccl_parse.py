@@ -49,14 +49,16 @@ _HDR_PARAMS = re.compile(
     r"(?P<maxbytes>\d+)\s+step:\s*(?P<step>\d+)\((?P<stepkind>factor|bytes)\)\s+warmup iters:\s*(?P<warmup>\d+)"
     r"\s+iters:\s*(?P<iters>\d+)(?:\s+agg iters:\s*(?P<agg>\d+))?\s+validation:\s*(?P<validation>\d+)"
     r"(?:\s+graph:\s*(?P<graph>\d+))?")
-_RANK_LINE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+"
+# nccl-tests' "# Rank N ... on HOST device D [bus] name" and "HOST: Test NCCL|CUDA failure" lines
+# (module_utils/mpi_job.py reads them too, from a run of any program)
+RANK_LINE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+"
                         r"(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*)$")
 _VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<v>\S+)(?:\s+nccl-headers=(?P<h>\d+))?"
                       r"(?:\s+nccl-library=(?P<lib>\d+))?")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<n>\d+)\s+(?P<ok>OK|FAILED)")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<bw>[-+0-9.eE]+|nan|inf)\s*(?P<check>OK|FAILED)?")
 _CONCLUDED = re.compile(r"^#\s*Collective test (?P<what>starting|concluded):\s*(?P<prog>\S+)")
-_TESTS_FAIL = re.compile(r"^(?P<host>[^\s:]+):\s*Test (?P<kind>NCCL|CUDA) failure (?P<where>\S+)\s*'?(?P<msg>[^']*)'?")
+TESTS_FAIL = re.compile(r"^(?P<host>[^\s:]+):\s*Test (?P<kind>NCCL|CUDA) failure (?P<where>\S+)\s*'?(?P<msg>[^']*)'?")
 _TESTS_FAIL2 = re.compile(r"^\s*\.\.\s*(?P<host>\S+) pid (?P<pid>\d+): Test failure (?P<where>\S+)")
 _TESTS_TIMEOUT = re.compile(r"^(?P<host>[^\s:]+):\s*Test timeout \((?P<s>\d+)s\)")
 _STANDIN = re.compile(r"^#\s*nccl-tests stand-in \(backend: (?P<backend>\w+)")
@@ -144,7 +146,7 @@ def abort_reasons(text: str, rank_hosts: Optional[Dict[int, str]] = None) -> Lis
         if m and m["level"] in ("WARN", "ABORT"):
             host, what = m["host"], "NCCL %s %s" % (m["level"], line[m.end():].strip())
         else:
-            for rx, fmt in ((_TESTS_FAIL, "Test %(kind)s failure %(where)s %(msg)s"),
+            for rx, fmt in ((TESTS_FAIL, "Test %(kind)s failure %(where)s %(msg)s"),
                             (_TESTS_FAIL2, "Test failure %(where)s"),
                             (_TESTS_TIMEOUT, "Test timeout (%(s)ss)")):
                 t = rx.match(line.strip())
@@ -193,7 +195,7 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
                           "agg_iters": int(g["agg"]) if g["agg"] else None, "validation": int(g["validation"]),
                           "graph": int(g["graph"]) if g["graph"] else None}
                 continue
-            m = _RANK_LINE.match(s)
+            m = RANK_LINE.match(s)
             if m:
                 ranks.append({"rank": int(m["rank"]), "group": int(m["group"]) if m["group"] else None,
                               "pid": int(m["pid"]), "host": m["host"], "device": int(m["device"]),
@@ -234,7 +236,7 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
             continue    # text before the table (mpirun/nccl-tests warnings, "Writing JSON output to ...")
         words = s.split()
         if not words[0].isdigit():
-            if _TESTS_FAIL.match(s) or _TESTS_FAIL2.match(s) or _TESTS_TIMEOUT.match(s):
+            if TESTS_FAIL.match(s) or _TESTS_FAIL2.match(s) or _TESTS_TIMEOUT.match(s):
                 continue
             raise ParseError(tool, "expected a result row (%s ...)" % " ".join(lead), n, line)
         want = len(lead) + 2 * _PLACE_FIELDS

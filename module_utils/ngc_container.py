@@ -195,6 +195,63 @@ def run_argv(engine: str, name: str, spec: Dict[str, Any], chash: str) -> List[s
     return argv
 
 
+# the --ulimit names the role passes -> (RLIMIT_* name, resource number, line of /proc/<pid>/limits)
+RLIMITS = {
+    "memlock": ("RLIMIT_MEMLOCK", 8, "Max locked memory"),
+    "nofile": ("RLIMIT_NOFILE", 7, "Max open files"),
+    "nproc": ("RLIMIT_NPROC", 6, "Max processes"),
+    "stack": ("RLIMIT_STACK", 3, "Max stack size"),
+    "core": ("RLIMIT_CORE", 4, "Max core file size"),
+}
+# where each ulimit is set in the role (the others: ngc_container_extra_ulimits)
+ULIMIT_VARS = {"memlock": "ngc_container_ulimit_memlock", "stack": "ngc_container_ulimits.stack"}
+
+
+def hard_limits(proc_limits: str) -> Dict[str, str]:
+    """{ulimit name: hard limit} from the text of /proc/<pid>/limits ('unlimited' or a number)."""
+    out = {}
+    for name, (_, _, label) in RLIMITS.items():
+        for line in proc_limits.splitlines():
+            if line.startswith(label):
+                fields = line[len(label):].split()
+                if len(fields) >= 2:
+                    out[name] = fields[1]
+    return out
+
+
+def refused_ulimit(error: str) -> Optional[str]:
+    """The ulimit name a container engine could not set, from its error: runc (docker) says
+    'error setting rlimit type 8: operation not permitted', crun (podman) 'setrlimit `RLIMIT_MEMLOCK`:
+    Operation not permitted'. None when the error is about something else."""
+    m = re.search(r"rlimit type (\d+)", error)
+    if m:
+        return next((k for k, v in RLIMITS.items() if v[1] == int(m.group(1))), "type %s" % m.group(1))
+    m = re.search(r"setrlimit\W+(RLIMIT_[A-Z]+)", error)
+    if m:
+        return next((k for k, v in RLIMITS.items() if v[0] == m.group(1)), m.group(1))
+    return None
+
+
+def ulimit_refusal(error: str, ulimits: Dict[str, Any], proc_limits: str = "") -> str:
+    """A message naming the limit a container engine refused and the variable to change, or '' when the
+    error is not a refused limit. Raising a limit above the machine's hard limit needs CAP_SYS_RESOURCE:
+    a DGX has memlock unlimited (RDMA), a sandbox or a tight limits.conf does not."""
+    name = refused_ulimit(error)
+    if name is None:
+        return ""
+    rl = RLIMITS.get(name, (name, 0, ""))[0]
+    hard = hard_limits(proc_limits).get(name)
+    msg = "the container engine refused --ulimit %s=%s (%s: operation not permitted)" % (
+        name, ulimits.get(name, "?"), rl)
+    if hard is not None:
+        msg += "; this node's hard limit is %s%s" % (hard, " bytes" if name in ("memlock", "stack") and
+                                                      hard != "unlimited" else "")
+    msg += (" and raising it needs CAP_SYS_RESOURCE. Set %s to at most the hard limit (the pod-in-a-box does, "
+            "inventories/sim/group_vars/all/containers.yml) or raise the node's limit (DGX OS runs with memlock "
+            "unlimited for RDMA)" % ULIMIT_VARS.get(name, "ngc_container_extra_ulimits.%s" % name))
+    return msg
+
+
 def recreate_reasons(inspect: Optional[Dict[str, Any]], image_id: str, chash: str) -> List[str]:
     """Why an existing container (``<engine> container inspect`` output, one object) must be
     recreated; [] when it matches. ``None`` = no container."""
@@ -225,6 +282,21 @@ def container_state(inspect: Optional[Dict[str, Any]]) -> str:
             return "exited" if status in ("stopped", "dead") else status
         return "running" if st.get("Running") else "exited"
     return str(st).lower() or "exited"
+
+
+def inspect_status(text: str) -> str:
+    """:func:`container_state` from what ``<engine> container inspect <name> 2>&1 || echo rc=$?`` printed (the
+    verify step reads it together with the hostname): 'absent' when the engine said no such container (the
+    ``rc=N`` line), else the state of the JSON's first object. Raises ValueError on output that is neither."""
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    if not lines or re.match(r"^rc=\d+$", lines[-1].strip()):
+        return "absent"
+    try:
+        data = json.loads("\n".join(lines))
+    except ValueError:
+        raise ValueError("not container inspect output: %r" % (text or "")[:200]) from None
+    obj = data[0] if isinstance(data, list) and data else data if isinstance(data, dict) else None
+    return container_state(obj)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -66,6 +66,17 @@ def _fabric_nics(hosts: Dict[str, Dict[str, Any]], names: Iterable[str], fabric:
     return out
 
 
+def _side_by_side(kind: str, per_fabric: List[Tuple[str, List[List[Tuple[Dict[str, Any], Dict[str, Any]]]]]],
+                  base_port: int, reverse: bool = False) -> List[Dict[str, Any]]:
+    """Round i runs the i-th round of every fabric at once, fabric f's tests on port ``base_port`` + f."""
+    rounds = []
+    for i in range(max((len(r) for _, r in per_fabric), default=0)):
+        rounds.append({"kind": kind, "tests": [_test(kind, fab, a, b, base_port + f, reverse=reverse)
+                                               for f, (fab, fab_rounds) in enumerate(per_fabric)
+                                               if i < len(fab_rounds) for a, b in fab_rounds[i]]})
+    return rounds
+
+
 def _test(kind: str, fabric: str, client: Dict[str, Any], server: Dict[str, Any], port: int,
           reverse: bool = False) -> Dict[str, Any]:
     speeds = [s for s in (client.get("speed"), server.get("speed")) if s]
@@ -97,35 +108,15 @@ def iperf_plan(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Se
     if storage_rounds is None:
         storage_rounds = lambda d, s, fabric: bipartite_rounds(d, s)  # noqa: E731
     data_fabrics = [f for f in fabrics if set(f.get("carries") or []) & set(DATA_TRAFFIC)]
-    rounds: List[Dict[str, Any]] = []
-    per_fabric = []
-    for fab in data_fabrics:
-        nics = _fabric_nics(hosts, dgx, fab["name"])
-        per_fabric.append((fab["name"], dgx_rounds(nics, fab["name"])))
-    n_rounds = max((len(r) for _, r in per_fabric), default=0)
-    for i in range(n_rounds):
-        tests = []
-        for f_index, (fab, fab_rounds) in enumerate(per_fabric):
-            if i < len(fab_rounds):
-                for a, b in fab_rounds[i]:
-                    tests.append(_test("dgx-dgx", fab, a, b, base_port + f_index))
-        rounds.append({"kind": "dgx-dgx", "tests": tests})
+    rounds = _side_by_side("dgx-dgx", [(fab["name"], dgx_rounds(_fabric_nics(hosts, dgx, fab["name"]), fab["name"]))
+                                       for fab in data_fabrics], base_port)
     iperf_storage = list(storage if storage_iperf is None else storage_iperf)
     if iperf_storage:
         st_fabrics = [f for f in data_fabrics if "storage" in (f.get("carries") or [])]
-        per_fabric = []
-        for fab in st_fabrics:
-            d = _fabric_nics(hosts, dgx, fab["name"])
-            s = _fabric_nics(hosts, iperf_storage, fab["name"])
-            per_fabric.append((fab["name"], storage_rounds(d, s, fab["name"])))
-        n_rounds = max((len(r) for _, r in per_fabric), default=0)
-        for i in range(n_rounds):
-            tests = []
-            for f_index, (fab, fab_rounds) in enumerate(per_fabric):
-                if i < len(fab_rounds):
-                    for d_nic, s_nic in fab_rounds[i]:
-                        tests.append(_test("dgx-storage", fab, d_nic, s_nic, base_port + f_index, reverse=True))
-            rounds.append({"kind": "dgx-storage", "tests": tests})
+        rounds += _side_by_side("dgx-storage", [
+            (fab["name"], storage_rounds(_fabric_nics(hosts, dgx, fab["name"]),
+                                         _fabric_nics(hosts, iperf_storage, fab["name"]), fab["name"]))
+            for fab in st_fabrics], base_port, reverse=True)
     rounds = [r for r in rounds if r["tests"]]
     for i, r in enumerate(rounds, 1):
         r["round"] = i

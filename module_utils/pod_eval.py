@@ -1,9 +1,13 @@
 # -*- coding: utf-8 -*-
-"""Evaluation of the performance measurements against the RA profile's expectations. Pure functions.
+"""Evaluation of the performance measurements against the RA profile's expectations, and the results document
+(:func:`build_results`). Pure functions. iperf is evaluated here; fio and the storage sizing in fio_eval.py
+(re-exported here).
 
-Every check entry (results.json schema v2, docs/results.md) has ``check``, ``host``, ``status``
+Every check is a :class:`checks.CheckResult` (``iperf_checks``, ``fio_checks``, ``sizing_checks``; the
+``evaluate_*`` functions give their results.json entries): ``check``, ``host``, ``status``
 (pass | fail | skipped | error), ``expected``, ``measured``, ``unit``, ``source`` and, when not pass,
-``cause`` (what is likely wrong, naming host and NIC) or ``reason`` (why it could not run).
+``cause`` (what is likely wrong, naming host and NIC) or ``reason`` (why it could not run). Their entries keep
+the key order they had before CheckResult existed (``layout``; docs/results.md).
 
 Two kinds of checks (docs/validation.md):
 
@@ -18,19 +22,29 @@ Two kinds of checks (docs/validation.md):
 from __future__ import annotations
 
 import copy
-import math
 from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.checks import SIMULATED_REASON, apply_simulated_policy_to_dicts
+    from ansible.module_utils.checks import (ERROR_LAYOUT, SIMULATED_REASON, CheckResult, apply_simulated_policy,
+                                             apply_simulated_policy_to_dicts, expectation, layout_tail, pass_fail)
+    from ansible.module_utils.fio_eval import (MBPS_PER_GBPS, evaluate_fio, evaluate_sizing, fio_checks,
+                                               node_capacity, sizing, sizing_checks)
     from ansible.module_utils.stages import evaluate_stages, resolve_missing
 except ImportError:  # pragma: no cover - plain import (tests, filters)
-    from checks import SIMULATED_REASON, apply_simulated_policy_to_dicts  # type: ignore
+    from checks import (ERROR_LAYOUT, SIMULATED_REASON, CheckResult, apply_simulated_policy,  # type: ignore
+                        apply_simulated_policy_to_dicts, expectation, layout_tail, pass_fail)
+    from fio_eval import (MBPS_PER_GBPS, evaluate_fio, evaluate_sizing, fio_checks,  # type: ignore
+                          node_capacity, sizing, sizing_checks)
     from stages import evaluate_stages, resolve_missing  # type: ignore
 
-MBPS_PER_GBPS = 125.0  # 1 Gb/s = 125 MB/s (decimal, as the RAs write MB/s)
-__all__ = ["SIMULATED_REASON", "build_results", "deep_merge", "evaluate_fio", "evaluate_iperf", "evaluate_sizing"]
+__all__ = ["MBPS_PER_GBPS", "SIMULATED_REASON", "build_results", "deep_merge", "evaluate_fio", "evaluate_iperf",
+           "evaluate_sizing", "fio_checks", "iperf_checks", "node_capacity", "sizing", "sizing_checks"]
+
+# results.json key order of the iperf checks (CheckResult.layout): as written before CheckResult existed
+_IPERF_HEAD = ("host", "hosts", "fabric", "kind", "round", "test", "client", "client_nic", "server", "server_nic",
+               "reverse", "unit", "attempts", "confirm")
+_IPERF_EXTRA = ("retransmits", "host_cpu_percent", "remote_cpu_percent")
 
 
 def deep_merge(base: Dict[str, Any], override: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -54,20 +68,10 @@ def deep_merge(base: Dict[str, Any], override: Optional[Dict[str, Any]]) -> Dict
     return out
 
 
-def _exp(exp: Dict[str, Any], section: str, key: str, default: Any = None) -> Tuple[Any, str]:
-    """(value, source) of an expectation; a bare value (override without source) reads as 'pod override'."""
-    item = (exp.get(section) or {}).get(key)
-    if isinstance(item, dict) and "value" in item:
-        return item["value"], str(item.get("source") or "pod override")
-    if item is None:
-        return default, "toolkit default"
-    return item, "pod override"
-
-
 def _relative(exp: Dict[str, Any], section: str) -> Tuple[float, str]:
     """The relative threshold (a pod that is noisier than real NICs - the simulator's veths on shared cores -
     overrides it in its inventory, pod.validation.expectations)."""
-    return _exp(exp, section, "relative_fraction_of_peers", 0.8)
+    return expectation(exp, section, "relative_fraction_of_peers", 0.8)
 
 
 def counts(checks: Iterable[Dict[str, Any]]) -> Dict[str, int]:
@@ -167,266 +171,80 @@ def _attempts_text(t: Dict[str, Any], still_low: bool) -> str:
     return " (re-run to confirm: %s Gb/s)" % shown
 
 
-def evaluate_iperf(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[Dict[str, Any]]:
+def iperf_checks(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[CheckResult]:
     """Checks for iperf tests. A test: the plan's fields (perf_plan.iperf_plan) + status, reason, result.
     ``iperf`` (vs the port rate) is absolute: build_results applies the simulated policy to it."""
-    frac, frac_src = _exp(exp, "network", "tcp_fraction_of_port_rate", 0.9)
+    frac, frac_src = expectation(exp, "network", "tcp_fraction_of_port_rate", 0.9)
     rel, rel_src = _relative(exp, "network")
     ratios = relative_ratios(tests)
     bad, bad_kind = slow_nics(tests, ratios, rel)
     checks = []
     for i, t in enumerate(tests):
-        base = {"host": _pair_name(t), "hosts": [t["client"], t["server"]], "fabric": t["fabric"],
+        host = _pair_name(t)
+        base = {"hosts": [t["client"], t["server"]], "fabric": t["fabric"],
                 "kind": t.get("kind"), "round": t.get("round"), "test": t.get("id"),
                 "client": t["client"], "client_nic": t["client_nic"], "server": t["server"],
-                "server_nic": t["server_nic"], "reverse": bool(t.get("reverse")), "unit": "Gb/s"}
+                "server_nic": t["server_nic"], "reverse": bool(t.get("reverse"))}
         if t.get("attempts"):  # ran again to confirm (module_utils/iperf_confirm.py): every run is shown
             base.update(attempts=t["attempts"], confirm=t.get("confirm"))
         gbps = _gbps(t)
         res = t.get("result") or {}
-        extra = {"retransmits": res.get("retransmits"), "host_cpu_percent": res.get("host_cpu_percent"),
-                 "remote_cpu_percent": res.get("remote_cpu_percent")}
+        extra = dict(base, retransmits=res.get("retransmits"), host_cpu_percent=res.get("host_cpu_percent"),
+                     remote_cpu_percent=res.get("remote_cpu_percent"))
         if gbps is None:
             reason = t.get("reason") or (res.get("error") if isinstance(res, dict) else None) or "no result"
             for name in ("iperf", "iperf_relative"):
-                checks.append(dict(base, check=name, status="error", expected=None, measured=None, source=None,
-                                   reason="%s: %s" % (_link_text(t), reason)))
+                checks.append(CheckResult(name, host, "error", unit="Gb/s", reason="%s: %s" % (_link_text(t), reason),
+                                          details=dict(base), layout=_IPERF_HEAD + ERROR_LAYOUT))
             continue
         measured = round(gbps, 3)
         # absolute: >= fraction x the slower end's port rate
         link = t.get("link_gbps")
-        a = dict(base, **extra, check="iperf", measured=measured, absolute=True,
-                 source="%s; port rates from the model (nics[].speed)" % frac_src)
+        source = "%s; port rates from the model (nics[].speed)" % frac_src
+        head = _IPERF_HEAD + _IPERF_EXTRA + ("check", "measured", "absolute", "source")
         if not link:
-            a.update(status="skipped", expected=None, reason="no port speed in the model (nics[].speed)")
+            a = CheckResult("iperf", host, "skipped", measured=measured, unit="Gb/s", source=source, absolute=True,
+                            reason="no port speed in the model (nics[].speed)", details=dict(extra),
+                            layout=head + layout_tail("skipped"))
         else:
             expected = round(frac * link, 3)
-            a.update(expected=expected, status="pass" if gbps >= expected else "fail")
-            if gbps < expected:
-                a["cause"] = _cause_for(t, bad, "%s at %.1f Gb/s = %s of the %s Gb/s port rate"
-                                        % (_link_text(t), gbps, _pct(gbps / link), link))
+            cause = None if gbps >= expected else _cause_for(t, bad, "%s at %.1f Gb/s = %s of the %s Gb/s port rate"
+                                                             % (_link_text(t), gbps, _pct(gbps / link), link))
+            a = CheckResult("iperf", host, pass_fail(gbps >= expected), expected=expected, measured=measured,
+                            unit="Gb/s", source=source, cause=cause, absolute=True, details=dict(extra),
+                            layout=head + layout_tail("pass"))
         checks.append(a)
         # relative: >= rel x median of the links sharing no host
         ratio, n_peers = ratios.get(i, (None, 0))
-        r = dict(base, **extra, check="iperf_relative", measured=measured, source=rel_src, peers=n_peers)
+        head = _IPERF_HEAD + _IPERF_EXTRA + ("check", "measured", "source", "peers")
+        details = dict(extra, peers=n_peers)
         if ratio is None:
-            r.update(status="skipped", expected=None, reason="no other link on %s to compare with" % t["fabric"])
+            r = CheckResult("iperf_relative", host, "skipped", measured=measured, unit="Gb/s", source=rel_src,
+                            reason="no other link on %s to compare with" % t["fabric"], details=details,
+                            layout=head + layout_tail("skipped"))
         else:
             ref = gbps / ratio
             # a NIC slow in most of its pairs fails all of them: with few peers (4 nodes: one link shares
             # no host with a pair) a pair whose only peer was slowed too would otherwise pass
             through_bad = any(ep in bad_kind[t.get("kind")] for ep in (_endpoint(t, "client"), _endpoint(t, "server")))
-            r.update(expected=round(rel * ref, 3), ratio=round(ratio, 3),
-                     status="pass" if ratio >= rel and not through_bad else "fail")
-            if r["status"] == "fail":
-                r["cause"] = _cause_for(t, bad, "%s at %s of the median of %d comparable links (%.1f Gb/s)%s"
-                                        % (_link_text(t), _pct(ratio), n_peers, ref, _attempts_text(t, True)))
+            ok = ratio >= rel and not through_bad
+            details["ratio"] = round(ratio, 3)
+            cause = None
+            if not ok:
+                cause = _cause_for(t, bad, "%s at %s of the median of %d comparable links (%.1f Gb/s)%s"
+                                   % (_link_text(t), _pct(ratio), n_peers, ref, _attempts_text(t, True)))
             elif t.get("confirm") == "suspect":
-                r["note"] = "low in its first run, normal when its round ran again%s" % _attempts_text(t, False)
+                details["note"] = "low in its first run, normal when its round ran again%s" % _attempts_text(t, False)
+            r = CheckResult("iperf_relative", host, pass_fail(ok), expected=round(rel * ref, 3), measured=measured,
+                            unit="Gb/s", source=rel_src, cause=cause, details=details,
+                            layout=head + layout_tail("pass", ("ratio",)))
         checks.append(r)
     return checks
 
 
-# ------------------------------------------------------------------------------------------------- fio
-
-def node_capacity(node: Dict[str, Any], n_nodes: int, storage: Dict[str, Any], exp: Dict[str, Any]) -> Dict[str, Any]:
-    """Expected read MB/s for one DGX when ``n_nodes`` read at once, with the figure that limits it.
-
-    node: {storage_link_gbps (sum of its NICs on storage fabrics), mounts (directories used)}
-    storage: {nodes (count), link_gbps (sum of storage NIC speeds on storage fabrics)}"""
-    frac, frac_src = _exp(exp, "storage", "read_fraction_of_links", 0.9)
-    ra, ra_src = _exp(exp, "storage", "ra_read_per_dgx")
-    ra_link = ((exp.get("storage") or {}).get("ra_read_per_dgx") or {}).get("link_gbps") \
-        if isinstance((exp.get("storage") or {}).get("ra_read_per_dgx"), dict) else None
-    per_node, per_node_src = _exp(exp, "storage", "read_per_storage_node")
-    per_mount, per_mount_src = _exp(exp, "storage", "read_per_nfs_mount")
-    n = max(1, int(n_nodes))
-    limits = []  # (Gb/s-equivalent bottleneck for this DGX, what)
-    if node.get("storage_link_gbps"):
-        limits.append((float(node["storage_link_gbps"]), "its storage links (%s Gb/s)" % node["storage_link_gbps"]))
-    if storage.get("link_gbps"):
-        limits.append((float(storage["link_gbps"]) / n, "storage front-end links %s Gb/s shared by %d node(s)"
-                       % (storage["link_gbps"], n)))
-    if not limits:
-        return {"expected": None, "limit": "no port speeds in the model", "source": None}
-    gbps, what = min(limits)
-    if ra and ra_link:
-        mbps = float(ra) * gbps / float(ra_link)
-        basis = "RA %s MB/s per %s Gb/s scaled to %s" % (ra, ra_link, what)
-        sources = [ra_src]
-    else:
-        mbps = gbps * MBPS_PER_GBPS
-        basis = "line rate of %s" % what
-        sources = []
-    if per_node and storage.get("nodes"):
-        cap = float(per_node) * storage["nodes"] / n
-        if cap < mbps:
-            mbps, basis = cap, "%s storage node(s) x %s MB/s shared by %d DGX" % (storage["nodes"], per_node, n)
-            sources = [per_node_src]
-    if per_mount and node.get("mounts"):
-        cap = float(per_mount) * node["mounts"]
-        if cap < mbps:
-            mbps, basis = cap, "%d NFS mount(s) x %s MB/s" % (node["mounts"], per_mount)
-            sources = [per_mount_src]
-    return {"expected": round(frac * mbps, 1), "limit": "%s x %s" % (frac, basis),
-            "source": "; ".join([frac_src] + sources)}
-
-
-def _node_mbps(r: Dict[str, Any]) -> Optional[float]:
-    if not r or r.get("status") != "ok":
-        return None
-    agg = ((r.get("result") or {}).get("aggregate") or {}).get("read") or {}
-    bw = agg.get("bw_bytes")
-    return None if bw is None else bw / 1e6
-
-
-def evaluate_fio(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]], storage: Dict[str, Any],
-                 exp: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """Checks for the fio scaling steps: [{"nodes": [h...], "results": {h: pod_fio result}}].
-    ``fio_read`` and ``fio_scaling`` are absolute (build_results applies the simulated policy)."""
-    rel, rel_src = _relative(exp, "storage")
-    checks = []
-    for step in steps:
-        hosts = list(step.get("nodes") or [])
-        n = len(hosts)
-        results = step.get("results") or {}
-        measured = {h: _node_mbps(results.get(h) or {}) for h in hosts}
-        good = [v for v in measured.values() if v is not None]
-        ref = median(good) if len(good) >= 2 else None
-        total_expected = 0.0
-        for h in hosts:
-            base = {"host": h, "step": n, "unit": "MB/s"}
-            r = results.get(h) or {}
-            mbps = measured[h]
-            if mbps is None:
-                reason = r.get("reason") or ("no result: the host was unreachable or failed before fio ran"
-                                             if not r else (r.get("result") or {}).get("error") or "no result")
-                for name in ("fio_read", "fio_relative"):
-                    checks.append(dict(base, check=name, status="error", expected=None, measured=None,
-                                       source=None, reason="fio on %s (%d-node step): %s" % (h, n, reason)))
-                continue
-            res = r.get("result") or {}
-            lat = ((res.get("aggregate") or {}).get("read") or {}).get("clat_percentiles_ns") or {}
-            extra = {"iops": round(((res.get("aggregate") or {}).get("read") or {}).get("iops") or 0.0, 1),
-                     "clat_p50_ms": round(lat.get("p50", 0.0) / 1e6, 3),
-                     "clat_p99_ms": round(lat.get("p99", 0.0) / 1e6, 3),
-                     "clat_p99_9_ms": round(lat.get("p99.9", 0.0) / 1e6, 3)}
-            cap = node_capacity(nodes.get(h) or {}, n, storage, exp)
-            if cap["expected"]:
-                total_expected += cap["expected"]
-            a = dict(base, **extra, check="fio_read", measured=round(mbps, 1), source=cap["source"],
-                     limit=cap["limit"], absolute=True)
-            if cap["expected"] is None:
-                a.update(status="skipped", expected=None, reason=cap["limit"])
-            else:
-                a.update(expected=cap["expected"], status="pass" if mbps >= cap["expected"] else "fail")
-                if mbps < cap["expected"]:
-                    a["cause"] = ("%s read %.0f MB/s in the %d-node step, %s of the %.0f MB/s expected (%s): check its "
-                                  "storage NICs, its mounts (options rsize/wsize, which storage IP each uses) and the "
-                                  "storage nodes' load" % (h, mbps, n, _pct(mbps / cap["expected"]), cap["expected"],
-                                                           cap["limit"]))
-            checks.append(a)
-            rc = dict(base, **extra, check="fio_relative", measured=round(mbps, 1), source=rel_src)
-            if ref is None:
-                rc.update(status="skipped", expected=None, reason="only one node in this step")
-            else:
-                ratio = mbps / ref if ref else 0.0
-                rc.update(expected=round(rel * ref, 1), ratio=round(ratio, 3),
-                          status="pass" if ratio >= rel else "fail")
-                if ratio < rel:
-                    rc["cause"] = ("%s read %.0f MB/s, %s of the median node (%.0f MB/s) in the %d-node step: "
-                                   "check its storage NICs and mounts, and the storage node(s) its mounts point at"
-                                   % (h, mbps, _pct(ratio), ref, n))
-            checks.append(rc)
-        # the step as a whole (fio scaling)
-        agg = round(sum(good), 1) if good else None
-        sc = {"check": "fio_scaling", "host": "%d node(s)" % n, "step": n, "nodes": hosts, "unit": "MB/s",
-              "measured": agg, "absolute": True}
-        missing = [h for h in hosts if measured[h] is None]
-        if missing:
-            sc.update(status="error", expected=None, source=None,
-                      reason="no fio result from %s in the %d-node step" % (", ".join(missing), n))
-        elif not total_expected:
-            sc.update(status="skipped", expected=None, source=None, reason="no port speeds in the model")
-        else:
-            sc.update(expected=round(total_expected, 1), status="pass" if agg >= total_expected else "fail",
-                      source="sum of the per-node expectations of this step (fio_read)")
-            if agg < total_expected:
-                sc["cause"] = ("the %d-node step read %.0f MB/s, %s of the expected %.0f MB/s: if the single-node step "
-                               "passed, the storage side (nodes, front-end links) limits the pod"
-                               % (n, agg, _pct(agg / total_expected), total_expected))
-        checks.append(sc)
-    return checks
-
-
-# ---------------------------------------------------------------------------------------------- sizing
-
-def sizing(gpus: int, dgx: int, storage_nodes: int, exp: Dict[str, Any], workload: Optional[str] = None,
-           dataset_tb: Optional[float] = None, caches_tb: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
-    """The RA's sizing for this pod: storage MB/s its GPUs need for a workload class, storage nodes needed,
-    cache-hit estimates (cache size / dataset size, 004). Inputs are returned so the report shows them."""
-    sz = exp.get("sizing") or {}
-    workload = workload or sz.get("workload")
-    per_gpu_table, per_gpu_src = _exp(exp, "sizing", "mbps_per_gpu", {})
-    per_node_table, per_node_src = _exp(exp, "sizing", "gpus_per_storage_node", {})
-    node_mbps, node_src = _exp(exp, "storage", "read_per_storage_node")
-    out: Dict[str, Any] = {"gpus": gpus, "dgx": dgx, "gpu": sz.get("gpu"), "workload": workload,
-                           "storage_nodes": storage_nodes, "sources": []}
-    per_gpu = (per_gpu_table or {}).get(workload) if isinstance(per_gpu_table, dict) else None
-    out["mbps_per_gpu"] = per_gpu
-    out["required_mbps"] = round(per_gpu * gpus, 1) if per_gpu is not None else None
-    if per_gpu is not None:
-        out["sources"].append(per_gpu_src)
-    needed = []
-    per_node = (per_node_table or {}).get(workload) if isinstance(per_node_table, dict) else None
-    if per_node:
-        needed.append((math.ceil(gpus / float(per_node)) if gpus else 0,
-                       "%d GPUs / %s GPUs per storage node" % (gpus, per_node)))
-        out["sources"].append(per_node_src)
-    if out["required_mbps"] and node_mbps:
-        needed.append((math.ceil(out["required_mbps"] / float(node_mbps)),
-                       "%.0f MB/s / %s MB/s per storage node" % (out["required_mbps"], node_mbps)))
-        out["sources"].append(node_src)
-    if needed:
-        n, basis = max(needed)
-        out["storage_nodes_needed"], out["storage_nodes_basis"] = n, basis
-    else:
-        out["storage_nodes_needed"], out["storage_nodes_basis"] = None, "no sizing figures for workload %s" % workload
-    out["cache_hit"] = {}
-    if dataset_tb:
-        for name, size in (caches_tb or {}).items():
-            out["cache_hit"][name] = round(min(1.0, float(size) / float(dataset_tb)), 4)
-        if out["cache_hit"]:
-            out["sources"].append("004 (REFERENCE_FACTS 'Cache hit estimate'): cache size / dataset size")
-    out["dataset_tb"] = dataset_tb
-    out["caches_tb"] = dict(caches_tb or {})
-    return out
-
-
-def evaluate_sizing(size: Dict[str, Any], steps: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """One check (absolute): the largest fio step's aggregate read covers the GPUs' demand (required_mbps)."""
-    chk = {"check": "storage_sizing", "host": "pod", "unit": "MB/s", "expected": size.get("required_mbps"),
-           "source": "; ".join(size.get("sources") or []) or None, "workload": size.get("workload"),
-           "absolute": True}
-    full = max(steps, key=lambda s: len(s.get("nodes") or []), default=None)
-    vals = [_node_mbps((full.get("results") or {}).get(h) or {}) for h in (full or {}).get("nodes") or []]
-    measured = round(sum(v for v in vals if v is not None), 1) if vals and None not in vals else None
-    chk["measured"] = measured
-    if full is None:
-        chk.update(status="skipped", reason="no fio measurement")
-    elif measured is None:
-        chk.update(status="error", reason="the all-node fio step has no result from every node")
-    elif not size.get("required_mbps"):
-        chk.update(status="skipped", reason=size.get("storage_nodes_basis") or "no per-GPU demand for this workload")
-    else:
-        ok = measured >= size["required_mbps"]
-        chk["status"] = "pass" if ok else "fail"
-        if not ok:
-            chk["cause"] = ("the pod's storage read %.0f MB/s with all %d DGX, less than the %.0f MB/s its %d GPUs "
-                            "need for %s (%s MB/s per GPU): add storage nodes (%s needed) or front-end links"
-                            % (measured, len(full["nodes"]), size["required_mbps"], size["gpus"], size["workload"],
-                               size["mbps_per_gpu"], size.get("storage_nodes_needed")))
-    return [chk]
+def evaluate_iperf(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """:func:`iperf_checks` as results.json entries (before the simulated policy)."""
+    return [c.to_dict() for c in iperf_checks(tests, exp)]
 
 
 # --------------------------------------------------------------------------------------- the document
@@ -454,24 +272,27 @@ def build_results(base: Dict[str, Any], perf: Optional[Dict[str, Any]], expectat
     checks = resolve_missing(base.get("checks") or [], run_tags, skip_tags)
     perf = perf or {}
     measurements: Dict[str, Any] = {}
+    results: List[CheckResult] = []
     tests = (perf.get("iperf") or {}).get("tests") or []
     if tests:
-        checks += evaluate_iperf(tests, expectations)
+        results += iperf_checks(tests, expectations)
         measurements["iperf"] = {"tests": tests}
     steps = (perf.get("fio") or {}).get("steps") or []
     if steps:
-        checks += evaluate_fio(steps, perf.get("nodes") or {}, perf.get("storage") or {}, expectations)
+        results += fio_checks(steps, perf.get("nodes") or {}, perf.get("storage") or {}, expectations)
         measurements["fio"] = {"steps": steps}
     si = perf.get("sizing")
     if si:
         size = sizing(int(si.get("gpus") or 0), int(si.get("dgx") or 0), int(si.get("storage_nodes") or 0),
                       expectations, si.get("workload"), si.get("dataset_tb"), si.get("caches_tb"))
         if steps:
-            sc = evaluate_sizing(size, steps)
-            size["measured_mbps"] = sc[0].get("measured")
-            checks += sc
+            sc = sizing_checks(size, steps)
+            size["measured_mbps"] = sc[0].measured
+            results += sc
         doc["sizing"] = size
-    checks = apply_simulated_policy_to_dicts(checks, simulated)  # once, after evaluation
+    # the simulated policy once, after evaluation; the per-host checks collected by the report role are dicts
+    checks = apply_simulated_policy_to_dicts(checks, simulated)
+    checks += [r.to_dict() for r in apply_simulated_policy(results, simulated)]
     context = {"simulated": simulated, "pod": base.get("pod"), "sizing": doc.get("sizing"),
                "nodes": perf.get("nodes") or {}}
     stage_checks, stage_measurements = evaluate_stages(stages or {}, expectations, context, run_tags, skip_tags)

@@ -7,7 +7,7 @@ import difflib
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 try:  # as an Ansible module_util
     from ansible.module_utils.pod_catalog import (DGX_MODELS, PLATFORMS, ROLE_GROUPS, STORAGE_PLATFORMS,
@@ -221,20 +221,20 @@ def _ip(value: Any) -> Optional[ipaddress.IPv4Address]:
 
 
 def _net(value: Any) -> Optional[ipaddress.IPv4Network]:
-    if not isinstance(value, str) or "/" not in value:
-        return None
-    try:
-        return ipaddress.IPv4Network(value.strip(), strict=True)
-    except ValueError:
-        return None
+    """A network written with its prefix length and no host bits (``10.0.0.0/24``), else None."""
+    return _with_prefix(value, lambda v: ipaddress.IPv4Network(v, strict=True))
 
 
 def _ipif(value: Any) -> Optional[ipaddress.IPv4Interface]:
     """An interface address with its prefix length (``10.0.0.1/24``), else None."""
+    return _with_prefix(value, ipaddress.IPv4Interface)
+
+
+def _with_prefix(value: Any, make: Callable[[str], Any]) -> Any:
     if not isinstance(value, str) or "/" not in value:
         return None
     try:
-        return ipaddress.IPv4Interface(value.strip())
+        return make(value.strip())
     except ValueError:
         return None
 

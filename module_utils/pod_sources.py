@@ -261,25 +261,19 @@ def scan_inventory(inventory_sources: Sequence[str], host_names: Iterable[str],
     - a key written twice in one mapping (Ansible warns and keeps the last value): both lines;
     - a host_vars/group_vars file whose name matches a host or group only when case is ignored (Ansible
       matches names case-sensitively, so the file is silently not read)."""
-    hosts = {h: h for h in host_names}
-    groups = set(group_names) | {"all"}
-    hosts_lower = {h.lower(): h for h in hosts}
-    groups_lower = {g.lower(): g for g in groups}
+    hosts = set(host_names)
+    known = {"host_vars": ("host", hosts), "group_vars": ("group", set(group_names) | {"all"})}
     out: List[Finding] = []
     for path, kind, name in inventory_yaml_files(inventory_sources):
         host = name if kind == "host_vars" and name in hosts else None
-        if kind == "host_vars" and name not in hosts and name is not None and name.lower() in hosts_lower:
-            real = hosts_lower[name.lower()]
-            out.append(Finding(real, "file", "file", "%s is not read for host %s: Ansible matches host_vars names "
-                               "to host names case-sensitively ('%s' is not '%s'), so none of its values apply"
-                               % (_rel(path), real, name, real), "rename it to %s" % _rel(_renamed(path, name, real)),
-                               source=_rel(path)))
-        elif kind == "group_vars" and name not in groups and name is not None and name.lower() in groups_lower:
-            real = groups_lower[name.lower()]
-            out.append(Finding(None, "file", "file", "%s is not read for group %s: Ansible matches group_vars names "
-                               "to group names case-sensitively ('%s' is not '%s'), so none of its values apply"
-                               % (_rel(path), real, name, real), "rename it to %s" % _rel(_renamed(path, name, real)),
-                               source=_rel(path)))
+        what, names = known.get(kind, (None, set()))
+        real = {n.lower(): n for n in names}.get(name.lower()) if name is not None and name not in names else None
+        if real is not None:
+            out.append(Finding(real if kind == "host_vars" else None, "file", "file",
+                               "%s is not read for %s %s: Ansible matches %s names to %s names case-sensitively "
+                               "('%s' is not '%s'), so none of its values apply"
+                               % (_rel(path), what, real, kind, what, name, real),
+                               "rename it to %s" % _rel(_renamed(path, name, real)), source=_rel(path)))
         node, error = _compose_file(path)
         if error is not None:
             out.append(_parse_finding(path, host, error))

@@ -9,6 +9,8 @@
   stderr to the output file there, and ``--wait`` makes sbatch return the command's exit code.
 * :func:`parse_sbatch` reads what ``sbatch --parsable`` printed (``<job id>[;<cluster>]``) and
   :func:`sbatch_outcome` tells a job that ran (and its exit code) from a submission Slurm refused.
+* :func:`salloc_argv` is the prefix that allocates the DGX and runs the launch command on the launcher itself
+  (the NCCL stage's path: the output comes back as today); :func:`salloc_outcome` reads salloc's own lines.
 * :func:`parse_scontrol_job` reads ``scontrol show job -o <id>`` (JobState, ExitCode, Reason, NodeList,
   BatchHost): after ``--wait`` it says whether the job COMPLETED, FAILED, hit its TIMEOUT or was CANCELLED.
 
@@ -20,6 +22,11 @@ import math
 import re
 import shlex
 from typing import Any, Dict, Optional, Sequence, Union
+
+try:  # as an Ansible module_util
+    from ansible.module_utils.slurm_parse import node_states, parse_sinfo
+except ImportError:  # tests, filter plugins
+    from slurm_parse import node_states, parse_sinfo  # type: ignore
 
 NODE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")  # one Slurm node name: no ',' (a list), no '/' (a file)
 PARTITION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
@@ -40,6 +47,21 @@ def sbatch_argv(command: Union[Sequence[str], str], nodes: Sequence[str], partit
     timeout plus a margin so Slurm ends a hung job and frees the DGX. ``gpus_per_node``: ``--gres=gpu:<n>``
     (the job then owns the GPUs in Slurm's accounting; the MPI containers do not read CUDA_VISIBLE_DEVICES).
     ``output``: absolute path on the batch host (sbatch's filename pattern: ``%j`` is the job id)."""
+    nodes = _checked_allocation(nodes, partition, job_name)
+    if not str(output).startswith("/"):
+        raise SlurmJobError("output %r: give an absolute path (slurmd writes it on the batch host)" % (output,))
+    text = command if isinstance(command, str) else shlex.join([str(a) for a in command])
+    if not text.strip():
+        raise SlurmJobError("empty command")
+    argv = [sbatch, "--wait", "--parsable", "-N", str(len(nodes)), "-w", ",".join(nodes), "-p", str(partition)]
+    if exclusive:
+        argv.append("--exclusive")
+    argv += ["-o", str(output), "-J", job_name]
+    return argv + _limits(time_limit_s, gpus_per_node) + ["--wrap", text]
+
+
+def _checked_allocation(nodes: Sequence[str], partition: str, job_name: str) -> list:
+    """The node names as strings, once each; raises on what sbatch/salloc would misread."""
     nodes = [str(n) for n in nodes]
     if not nodes:
         raise SlurmJobError("no nodes to allocate")
@@ -50,22 +72,72 @@ def sbatch_argv(command: Union[Sequence[str], str], nodes: Sequence[str], partit
         raise SlurmJobError("a node is listed twice: %s" % ", ".join(nodes))
     if not PARTITION_RE.match(str(partition)):
         raise SlurmJobError("partition %r: use letters, digits, '_', '-', '.'" % (partition,))
-    if not str(output).startswith("/"):
-        raise SlurmJobError("output %r: give an absolute path (slurmd writes it on the batch host)" % (output,))
     if not JOB_NAME_RE.match(job_name):
         raise SlurmJobError("job name %r: use letters, digits, '_', '-', '.'" % (job_name,))
-    text = command if isinstance(command, str) else shlex.join([str(a) for a in command])
-    if not text.strip():
-        raise SlurmJobError("empty command")
-    argv = [sbatch, "--wait", "--parsable", "-N", str(len(nodes)), "-w", ",".join(nodes), "-p", str(partition)]
-    if exclusive:
-        argv.append("--exclusive")
-    argv += ["-o", str(output), "-J", job_name]
+    return nodes
+
+
+def _limits(time_limit_s: Optional[float], gpus_per_node: Optional[int]) -> list:
+    argv = []
     if time_limit_s is not None:
         argv += ["-t", str(max(1, int(math.ceil(float(time_limit_s) / 60.0))))]
     if gpus_per_node:
         argv.append("--gres=gpu:%d" % int(gpus_per_node))
-    return argv + ["--wrap", text]
+    return argv
+
+
+def salloc_argv(nodes: Sequence[str], partition: str, job_name: str = "dgxpod", time_limit_s: Optional[float] = None,
+                wait_s: Optional[int] = None, gpus_per_node: Optional[int] = None, exclusive: bool = True,
+                salloc: str = "salloc") -> list:
+    """The ``salloc`` prefix that allocates exactly ``nodes`` (whole, ``--exclusive``) and then runs the command
+    that follows it HERE, on the submitting host - the launching DGX, one of the nodes - with the command's
+    stdout, stderr and exit code passed straight through (measured on Slurm 22.05.8:
+    tests/unit/test_slurm_daemons.py). That is why the NCCL stage uses salloc and not sbatch: sbatch runs its
+    script on the allocation's first node in slurm.conf's order, which is not always the launcher of a pair,
+    and leaves the output in a file there.
+
+    ``wait_s``: ``--immediate=<s>``, give up when Slurm has not allocated the nodes within that many seconds (a
+    drained or busy DGX), instead of waiting for ever; salloc then exits 1 with Slurm's reason on stderr
+    (:func:`salloc_outcome`). ``time_limit_s``: Slurm's limit (``-t``, minutes rounded up): the stage's timeout
+    plus a margin, so Slurm frees the DGX even if the launcher dies."""
+    nodes = _checked_allocation(nodes, partition, job_name)
+    argv = [salloc, "-N", str(len(nodes)), "-w", ",".join(nodes), "-p", str(partition)]
+    if exclusive:
+        argv.append("--exclusive")
+    argv += ["-J", job_name]
+    if wait_s is not None:
+        argv.append("--immediate=%d" % max(1, int(wait_s)))
+    return argv + _limits(time_limit_s, gpus_per_node)
+
+
+_SALLOC_GRANTED = re.compile(r"^salloc: Granted job allocation (\d+)", re.M)
+_SALLOC_PENDING = re.compile(r"^salloc: Pending job allocation (\d+)", re.M)
+_SALLOC_PROGRESS = re.compile(r"salloc: (Pending job|job \d+ queued|Job allocation|Relinquishing|Granted)")
+
+
+def salloc_outcome(rc: Optional[int], stderr: str, timed_out: bool = False) -> Dict[str, Any]:
+    """What salloc's own lines on stderr (``salloc: ...``; the command's lines are left alone) say about the
+    allocation: {granted, job_id, pending (it had to wait), error} - ``error`` is None when the nodes were
+    allocated (the command's own result is judged by its caller), else why not: Slurm's error lines and its
+    wait reason (``Required node not available (down, drained or reserved)``), or that the stage's timeout
+    ended the wait. ``rc`` is salloc's exit code (the command's when granted); None when it was killed."""
+    text = stderr or ""
+    granted = _SALLOC_GRANTED.search(text)
+    pending = _SALLOC_PENDING.search(text)
+    job_id = int((granted or pending).group(1)) if (granted or pending) else None
+    out: Dict[str, Any] = {"granted": granted is not None, "job_id": job_id, "pending": pending is not None,
+                           "error": None}
+    if granted:
+        return out
+    lines = [ln.strip() for ln in text.splitlines() if ln.startswith("salloc: ")]
+    errors = [ln[len("salloc: error: "):] for ln in lines if ln.startswith("salloc: error: ")]
+    waits = [ln[len("salloc: "):] for ln in lines
+             if not ln.startswith("salloc: error: ") and not _SALLOC_PROGRESS.match(ln)]
+    parts = errors + waits
+    if timed_out:
+        parts.append("no allocation before the stage's timeout")
+    out["error"] = "; ".join(parts) or (text.strip()[-300:] or "salloc exited %s without an allocation" % rc)
+    return out
 
 
 def parse_sbatch(stdout: str) -> Optional[Dict[str, Any]]:
@@ -150,3 +222,25 @@ def scancel_argv(job_name: str, scancel: str = "scancel") -> list:
     if not JOB_NAME_RE.match(job_name):
         raise SlurmJobError("job name %r: use letters, digits, '_', '-', '.'" % (job_name,))
     return [scancel, "--name", job_name]
+
+
+def sinfo_nodes_argv(nodes: Sequence[str], sinfo: str = "sinfo") -> list:
+    """``sinfo -N -h -n <nodes> -o '%N|%t|%E'``: the state and reason of just those nodes."""
+    return [sinfo, "-N", "-h", "-n", ",".join(str(n) for n in nodes), "-o", "%N|%t|%E"]
+
+
+def allocation_blame(nodes: Sequence[str], sinfo_text: str) -> Dict[str, str]:
+    """node -> why Slurm could not give it to the job, from :func:`sinfo_nodes_argv`'s output: a node Slurm does
+    not list, or one that is down, drained, failing, not responding or allocated to another job. Empty when
+    every node was idle (then the partition, a limit or the wait itself is to blame, and salloc said so)."""
+    states = node_states(parse_sinfo(sinfo_text))
+    out: Dict[str, str] = {}
+    for n in nodes:
+        st = states.get(n)
+        if st is None:
+            out[n] = "not a node of this Slurm cluster"
+            continue
+        what = st["state"] + ("" if st["responding"] else ", not responding")
+        if st["drain"] or not st["responding"] or st["state"] not in ("idle",):
+            out[n] = "%s in Slurm%s" % (what, ": " + st["reason"] if st.get("reason") else "")
+    return out

@@ -149,6 +149,8 @@ def onyx_normalise(text: str) -> List[str]:
     return out
 
 
+# The deliberate twin (issue 13): sim/fakeswitch/onyx.py (and eos.py) key lines the same way with their own copy;
+# the fake switch must not import this diff code, so that a bug here cannot hide itself in the tests.
 def _onyx_split(w: List[str]) -> Tuple[List[str], List[str]]:
     n = 3 if len(w) > 1 and w[1] in _ONYX_IF_HEADS else 2
     return w[:n], w[n:]

@@ -64,6 +64,22 @@ def connection_argument_spec() -> Dict[str, Dict[str, Any]]:
     )
 
 
+def switch_module(name: str, **options: Dict[str, Any]) -> Any:
+    """The AnsibleModule of a switch module (switch_config, switch_validate): the connection options plus the
+    module's own, check mode supported. It fails naming what to install when netmiko or hier_config is missing on
+    the controller (switch_push and switch_diff import them only when they talk to a switch or diff a config)."""
+    import importlib.util
+
+    from ansible.module_utils.basic import AnsibleModule  # only the modules come here (not the filters)
+
+    module = AnsibleModule(argument_spec=dict(connection_argument_spec(), **options), supports_check_mode=True)
+    missing = [m for m in ("netmiko", "hier_config") if importlib.util.find_spec(m) is None]
+    if missing:
+        module.fail_json(msg="%s needs netmiko and hier_config on the controller (bash scripts/setup.sh): %s not "
+                             "installed" % (name, " and ".join(missing)))
+    return module
+
+
 def _port_index(model_name: str, port: str) -> int:
     ports = SWITCH_MODELS[model_name].ports
     return ports.index(port) if port in ports else len(ports)

@@ -111,38 +111,15 @@ class SwitchPush:
 
     # ------------------------------------------------------------------ the run
     def run(self, check_mode: bool) -> Dict[str, Any]:
+        return self._session(lambda t0: self._push(t0, check_mode))
+
+    def _session(self, work: Callable[[float], Dict[str, Any]]) -> Dict[str, Any]:
+        """Connect, ``work(start time)``, disconnect. Any failure that is not a PushError (timeouts, closed
+        sockets) becomes one saying so, without the password (switch_config and switch_validate alike)."""
         t0 = time.time()
         self.conn = self._connect()
         try:
-            self.timings["connect"] = round(time.time() - t0, 3)
-            before_text = self.read_running()
-            rem = remediation(self.platform, before_text, self.p["config"])
-            self.result.update(commands=rem.commands, changed=rem.changed,
-                               diff={"before": rem.before, "after": rem.after})
-            if rem.touches_management and not self.p.get("allow_management_change"):
-                self.result["changed"] = rem.changed
-                raise PushError("the change touches the management interface (%s), which could cut the "
-                                "controller off; set allow_management_change=true (switch_config_allow_management_"
-                                "change) after checking the address" % ", ".join(
-                                    c for c in rem.commands if "anagement" in c or "mgmt0" in c or "eth0" in c),
-                                self.result)
-            if rem.changed and not check_mode:
-                self._backup(before_text)
-                self._apply(rem, before_text)
-                after_text = self.read_running()
-                left = remediation(self.platform, after_text, self.p["config"])
-                if left.changed:
-                    raise PushError("the switch did not converge: after the push, these commands are still "
-                                    "needed: %s; the change is in the running config but not saved, the config "
-                                    "before it is in %s" % ("; ".join(left.commands[:10]),
-                                                            self.result.get("backup_path") or "no backup (no "
-                                                            "backup_dir)"), self.result)
-                self._save()
-            if self.p.get("verify_lossless") and self.platform != "mlnx-ib" and not (check_mode and rem.changed):
-                self._verify()
-            self.timings["total"] = round(time.time() - t0, 3)
-            self.result["timings"] = self.timings
-            return self.result
+            return work(t0)
         except PushError:
             raise
         except Exception as exc:  # noqa: BLE001 - timeouts, closed sockets: say so, without the password
@@ -150,6 +127,37 @@ class SwitchPush:
                 self.p["host"], self.p.get("command_timeout", 60), _clean(exc, self.p)), self.result) from None
         finally:
             self._disconnect()
+
+    def _push(self, t0: float, check_mode: bool) -> Dict[str, Any]:
+        self.timings["connect"] = round(time.time() - t0, 3)
+        before_text = self.read_running()
+        rem = remediation(self.platform, before_text, self.p["config"])
+        self.result.update(commands=rem.commands, changed=rem.changed,
+                           diff={"before": rem.before, "after": rem.after})
+        if rem.touches_management and not self.p.get("allow_management_change"):
+            self.result["changed"] = rem.changed
+            raise PushError("the change touches the management interface (%s), which could cut the "
+                            "controller off; set allow_management_change=true (switch_config_allow_management_"
+                            "change) after checking the address" % ", ".join(
+                                c for c in rem.commands if "anagement" in c or "mgmt0" in c or "eth0" in c),
+                            self.result)
+        if rem.changed and not check_mode:
+            self._backup(before_text)
+            self._apply(rem, before_text)
+            after_text = self.read_running()
+            left = remediation(self.platform, after_text, self.p["config"])
+            if left.changed:
+                raise PushError("the switch did not converge: after the push, these commands are still "
+                                "needed: %s; the change is in the running config but not saved, the config "
+                                "before it is in %s" % ("; ".join(left.commands[:10]),
+                                                        self.result.get("backup_path") or "no backup (no "
+                                                        "backup_dir)"), self.result)
+            self._save()
+        if self.p.get("verify_lossless") and self.platform != "mlnx-ib" and not (check_mode and rem.changed):
+            self._verify()
+        self.timings["total"] = round(time.time() - t0, 3)
+        self.result["timings"] = self.timings
+        return self.result
 
     def _backup(self, text: str) -> None:
         directory = self.p.get("backup_dir")

@@ -24,12 +24,12 @@ from typing import Any, Callable, Dict, Optional
 try:
     from ansible.module_utils import switch_show_parse as sp
     from ansible.module_utils.switch_diff import remediation
-    from ansible.module_utils.switch_push import PushError, SwitchPush, _clean
+    from ansible.module_utils.switch_push import SwitchPush
     from ansible.module_utils.switch_verify import verify_lossless
 except ImportError:  # plain Python (tests)
     import switch_show_parse as sp  # type: ignore
     from switch_diff import remediation  # type: ignore
-    from switch_push import PushError, SwitchPush, _clean  # type: ignore
+    from switch_push import SwitchPush  # type: ignore
     from switch_verify import verify_lossless  # type: ignore
 
 # platform -> (command, parser) per kind of reading; counters: {name: (command, parser)}
@@ -68,45 +68,38 @@ class SwitchValidate(SwitchPush):
         return out
 
     def run(self, check_mode: bool = True) -> Dict[str, Any]:  # noqa: ARG002 - always read-only
-        t0 = time.time()
-        self.conn = self._connect()
+        return self._session(self._validate)
+
+    def _validate(self, t0: float) -> Dict[str, Any]:
+        running = self.read_running()
+        rem = remediation(self.platform, running, self.p["config"])
+        self.result["drift"] = {"changed": rem.changed, "commands": rem.commands}
         try:
-            running = self.read_running()
-            rem = remediation(self.platform, running, self.p["config"])
-            self.result["drift"] = {"changed": rem.changed, "commands": rem.commands}
+            self.result["port_config"] = sp.port_config(self.platform, running)
+        except ValueError as exc:
+            self.result["errors"]["running-config per port"] = str(exc)
+        expect = self.p.get("lossless_expect") or {}
+        if expect and self.platform in LOSSLESS:
             try:
-                self.result["port_config"] = sp.port_config(self.platform, running)
+                self.result["lossless"] = verify_lossless(self.platform, self._send(LOSSLESS[self.platform]),
+                                                          expect)
             except ValueError as exc:
-                self.result["errors"]["running-config per port"] = str(exc)
-            expect = self.p.get("lossless_expect") or {}
-            if expect and self.platform in LOSSLESS:
-                try:
-                    self.result["lossless"] = verify_lossless(self.platform, self._send(LOSSLESS[self.platform]),
-                                                              expect)
-                except ValueError as exc:
-                    self.result["errors"][LOSSLESS[self.platform]] = str(exc)
-            first = self._counters()
-            t_first = time.time()
-            if self.platform in STATUS:
-                self.result["status"] = self._read(*STATUS[self.platform])
-                self.result["lldp"] = self._read(*LLDP[self.platform])
-            if self.platform in COUNTERS:
-                wait = float(self.p.get("counter_interval") or 0) - (time.time() - t_first)
-                if wait > 0:
-                    self._sleep(wait)
-                second = self._counters()
-                self.result["counters"] = {
-                    "interval_s": round(time.time() - t_first, 2),
-                    "first": first, "second": second, "delta": _delta(first, second)}
-            self.result["timings"] = {"total": round(time.time() - t0, 3)}
-            return self.result
-        except PushError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - timeouts, closed sockets: say so, without the password
-            raise PushError("talking to %s failed (command timeout %ss): %s" % (
-                self.p["host"], self.p.get("command_timeout", 60), _clean(exc, self.p)), self.result) from None
-        finally:
-            self._disconnect()
+                self.result["errors"][LOSSLESS[self.platform]] = str(exc)
+        first = self._counters()
+        t_first = time.time()
+        if self.platform in STATUS:
+            self.result["status"] = self._read(*STATUS[self.platform])
+            self.result["lldp"] = self._read(*LLDP[self.platform])
+        if self.platform in COUNTERS:
+            wait = float(self.p.get("counter_interval") or 0) - (time.time() - t_first)
+            if wait > 0:
+                self._sleep(wait)
+            second = self._counters()
+            self.result["counters"] = {
+                "interval_s": round(time.time() - t_first, 2),
+                "first": first, "second": second, "delta": _delta(first, second)}
+        self.result["timings"] = {"total": round(time.time() - t0, 3)}
+        return self.result
 
 
 def _delta(first: Dict[str, Any], second: Dict[str, Any]) -> Dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 # ---------------------------------------------------------------------------------------------- helpers
 
@@ -118,37 +118,30 @@ _EOS_ERRORS = ("inErrors", "outErrors", "fcsErrors", "alignmentErrors", "symbolE
 
 def eos_counters_errors(text: str) -> Dict[str, Dict[str, int]]:
     """``show interfaces counters errors | json`` -> {port: {inErrors, outErrors, fcsErrors, ...}}."""
-    cmd = "show interfaces counters errors | json"
-    data = _json(cmd, text, "interfaceErrorCounters")
-    out: Dict[str, Dict[str, int]] = {}
-    for port, info in _table(cmd, data, "interfaceErrorCounters").items():
-        if not isinstance(info, dict) or "inErrors" not in info or "outErrors" not in info:
-            raise ValueError("%s: %s lacks inErrors/outErrors" % (cmd, port))
-        out[port] = {k: _int(cmd, port, k, info[k]) for k in _EOS_ERRORS if k in info}
-    return out
+    return _eos_counters("show interfaces counters errors | json", text, "interfaceErrorCounters",
+                         ("inErrors", "outErrors"), _EOS_ERRORS)
 
 
 def eos_counters_discards(text: str) -> Dict[str, Dict[str, int]]:
     """``show interfaces counters discards | json`` -> {port: {inDiscards, outDiscards}}."""
-    cmd = "show interfaces counters discards | json"
-    data = _json(cmd, text, "interfaces")
-    out: Dict[str, Dict[str, int]] = {}
-    for port, info in _table(cmd, data, "interfaces").items():
-        if not isinstance(info, dict) or "inDiscards" not in info or "outDiscards" not in info:
-            raise ValueError("%s: %s lacks inDiscards/outDiscards" % (cmd, port))
-        out[port] = {k: _int(cmd, port, k, info[k]) for k in ("inDiscards", "outDiscards")}
-    return out
+    return _eos_counters("show interfaces counters discards | json", text, "interfaces", ("inDiscards", "outDiscards"))
 
 
 def eos_pfc_counters(text: str) -> Dict[str, Dict[str, int]]:
     """``show priority-flow-control counters | json`` -> {port: {rxFrames, txFrames}} (PFC pause frames)."""
-    cmd = "show priority-flow-control counters | json"
-    data = _json(cmd, text, "interfaceCounters")
+    return _eos_counters("show priority-flow-control counters | json", text, "interfaceCounters",
+                         ("rxFrames", "txFrames"))
+
+
+def _eos_counters(cmd: str, text: str, table: str, need: Tuple[str, ...],
+                  keep: Optional[Tuple[str, ...]] = None) -> Dict[str, Dict[str, int]]:
+    """{port: {counter: n}} from the ports of an EOS ``| json`` counter table: every port has the counters ``need``
+    (else ValueError naming the command and the port); ``keep`` (default ``need``) are returned when present."""
     out: Dict[str, Dict[str, int]] = {}
-    for port, info in _table(cmd, data, "interfaceCounters").items():
-        if not isinstance(info, dict) or "rxFrames" not in info or "txFrames" not in info:
-            raise ValueError("%s: %s lacks rxFrames/txFrames" % (cmd, port))
-        out[port] = {k: _int(cmd, port, k, info[k]) for k in ("rxFrames", "txFrames")}
+    for port, info in _table(cmd, _json(cmd, text, table), table).items():
+        if not isinstance(info, dict) or any(k not in info for k in need):
+            raise ValueError("%s: %s lacks %s" % (cmd, port, "/".join(need)))
+        out[port] = {k: _int(cmd, port, k, info[k]) for k in keep or need if k in info}
     return out
 
 

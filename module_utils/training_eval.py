@@ -16,9 +16,9 @@ from html import escape
 from typing import Any, Dict, List, Optional, Tuple
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.checks import CheckResult, at_least
+    from ansible.module_utils.checks import CheckResult, at_least, expectation
 except ImportError:  # pragma: no cover - plain import (tests, filters)
-    from checks import CheckResult, at_least  # type: ignore
+    from checks import CheckResult, at_least, expectation  # type: ignore
 
 PASSES = ("cold", "warm")
 
@@ -26,12 +26,7 @@ PASSES = ("cold", "warm")
 def _exp(exp: Dict[str, Any], key: str, default: Any = None) -> Tuple[Any, str]:
     """(value, source) of expectations.training.<key> (a pod that is noisier than real hardware - the
     simulator - overrides it in its inventory, pod.validation.expectations)."""
-    item = (exp.get("training") or {}).get(key)
-    if isinstance(item, dict) and "value" in item:
-        return item["value"], str(item.get("source") or "pod override")
-    if item is not None:
-        return item, "pod override"
-    return default, "toolkit default"
+    return expectation(exp, "training", key, default)
 
 
 def _summary(m: Dict[str, Any], name: str) -> Optional[Dict[str, Any]]:

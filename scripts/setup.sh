@@ -24,6 +24,9 @@ APT_PACKAGES=(
   nfs-ganesha nfs-ganesha-vfs rpcbind fuse3 libnfs-dev swig python3-fusepy
   # simulator: MPI containers (rootful podman; the stand-in image is built from Debian by debootstrap)
   podman crun catatonit debootstrap
+  # simulator: `podsim up --engine docker` (one dockerd per DGX) and community.docker's modules on the
+  # nodes (docker_container needs python3-requests on the node's python, not the Docker SDK)
+  docker.io python3-requests
   # training stage: the JPEG dataset generator's tests (Pillow)
   python3-pil
   # report screenshots (scripts/report_screenshot.py, headless)

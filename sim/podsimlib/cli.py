@@ -1,6 +1,6 @@
 """podsim -- the pod-in-a-box: a simulated DGX pod on one Linux machine.
 
-    podsim up [--nodes N] [--storage M] [--shape-proportional] [--scheduler slurm]
+    podsim up [--nodes N] [--storage M] [--shape-proportional] [--engine podman|docker] [--scheduler slurm]
                                                                  build / repair / resize the pod
     podsim down [--purge]                                        remove everything it created
     podsim status [--json]                                       what runs; exit 0 only if healthy
@@ -10,7 +10,8 @@
                                                                  a fake switch: config, faults, CLI lines
     podsim fault list | inject NAME [NODE] | clear NAME [NODE] | clear all
                                                                  the fault drill's catalogue (sim/faults/)
-    podsim inventory [--nodes N] [--storage M]                   print the inventory (no root needed)
+    podsim inventory [--nodes N] [--storage M] [--engine E] [--scheduler S]
+                                                                 print the inventory (no root needed)
 
 Nodes are network namespaces (netns `sim-dgx1`...), each with private mount + UTS namespaces held by
 an anchor process; NICs are veth pairs whose host ends sit on one Linux bridge per fabric.  See
@@ -42,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)
     p.add_argument("--shape-proportional", action="store_true",
                    help="shape data links 10 Gbit/s (DGX 100G ports) vs 4 Gbit/s (storage 40G ports)")
+    p.add_argument("--engine", choices=("podman", "docker"), default=None,
+                   help="the MPI containers' engine (default: the recorded one, else podman); docker starts a "
+                        "dockerd in every DGX (sim/podsimlib/docker.py)")
     p.add_argument("--scheduler", choices=SCHEDULERS, default="none",
                    help="slurm: the inventory asks for Slurm on the DGX (site.yml deploys it; docs/slurm.md)")
     p.set_defaults(func=cmd_up)
@@ -85,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("inventory", help="print the inventory for a size (no root needed)")
     p.add_argument("--nodes", type=int, default=pm.DEFAULT_NODES)
     p.add_argument("--storage", type=int, default=pm.DEFAULT_STORAGE)
+    p.add_argument("--engine", choices=("podman", "docker"), default="podman")
     p.add_argument("--scheduler", choices=SCHEDULERS, default="none")
     p.set_defaults(func=cmd_inventory)
     args = ap.parse_args(argv)

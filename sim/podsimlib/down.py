@@ -35,7 +35,7 @@ def leftovers(st: State | None) -> list[str]:
     if st is not None:
         mnts, nets = set(), set()
         for name, m in st.members.items():
-            for k in ("anchor", "sshd", "rpcbind", "ganesha"):
+            for k in ("anchor", "sshd", "rpcbind", "ganesha", "dockerd"):
                 if alive(m.get(k)):
                     left.append("process %d (%s of %s)" % (m[k]["pid"], k, name))
             if m.get("mntns"):

@@ -12,6 +12,7 @@ import podmodel as pm
 
 from .common import SIM_DIR, Paths, log, run
 from .containers import remove_containers
+from .docker import stop_dockerds
 from .namespaces import netns_is_ours, netns_list, procs_in_namespaces
 from .procs import alive, ns_inode, nsenter_cmd, record, signal_recorded
 from .state import State
@@ -25,6 +26,8 @@ def node_health(st: State, node: pm.Node, nets: set[str]) -> dict:
     if node.role == "storage":
         h["rpcbind"] = alive(m.get("rpcbind"))
         h["ganesha"] = alive(m.get("ganesha"))
+    if m.get("dockerd"):  # --engine docker (sim/podsimlib/docker.py)
+        h["dockerd"] = alive(m["dockerd"])
     if h["anchor"] and h["netns"]:
         try:
             h["anchor"] = os.stat("/run/netns/" + node.name).st_ino == ns_inode(m["anchor"]["pid"], "net")
@@ -42,6 +45,7 @@ def stop_nodes(st: State, names: list[str], paths: Paths) -> list[str]:
     for problem in remove_containers({n: m["anchor"] for n, m in ms.items()
                                       if m.get("role") == "dgx" and alive(m.get("anchor"))}, paths):
         log("warning: " + problem + " (its processes are stopped with the node)")
+    left += stop_dockerds(ms)  # --engine docker: the node's dockerd (sim/podsimlib/docker.py)
     daemons = [m[k] for m in ms.values() for k in ("ganesha", "rpcbind", "sshd") if isinstance(m.get(k), dict)]
     left += ["pid %d" % r["pid"] for r in signal_recorded(daemons)]
     left += ["pid %d" % r["pid"] for r in signal_recorded([m["anchor"] for m in ms.values() if m.get("anchor")])]

@@ -22,6 +22,7 @@ from typing import Callable
 import podmodel as pm
 
 from .common import REPO, Paths, die, inventory_path, ip_json, log, require_root, run, state_dir, write_file
+from .docker import engines_step
 from .namespaces import describe_foreign, foreign_namespaces, netns_list
 from .network import check_host_routes, default_routes, ensure_bridges, node_link_problems
 from .nodefiles import ensure_keys, prepare_node_dir, write_known_hosts
@@ -241,7 +242,8 @@ def fake_switches(up: Up) -> None:
 def inventory(up: Up) -> None:
     """Write the inventory (inventories/sim/hosts.yml, or $PODSIM_INVENTORY) for this size, if it differs."""
     inv = inventory_path()
-    text = pm.render_inventory(up.pod, slurm.inventory_vars(up.pod, slurm.scheduler_of(up.args)))
+    text = pm.render_inventory(up.pod, up.st.data.get("engine", "podman"),
+                               slurm.inventory_vars(up.pod, slurm.scheduler_of(up.args)))
     old = open(inv).read() if os.path.exists(inv) else None
     if old != text:
         write_file(inv, text)
@@ -263,6 +265,7 @@ STEPS: tuple[Step, ...] = (
     Step("record the pod", record_pod),
     Step("wait for the nodes", wait_for_nodes),
     Step("fake switches", fake_switches),
+    Step("container engines", engines_step),
     Step("slurm", slurm.check),
     Step("inventory", inventory),
 )

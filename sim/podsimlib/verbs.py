@@ -188,7 +188,7 @@ def cmd_fault(args) -> int:
 def cmd_inventory(args) -> int:
     try:
         pod = pm.pod_shape(args.nodes, args.storage)
-        sys.stdout.write(pm.render_inventory(pod, inventory_vars(pod, args.scheduler)))
+        sys.stdout.write(pm.render_inventory(pod, args.engine, inventory_vars(pod, args.scheduler)))
     except ValueError as e:
         die(str(e), 2)
     return 0

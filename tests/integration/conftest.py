@@ -10,8 +10,9 @@ from e2e import DGX, PODSIM, TIMINGS, run
 
 
 def pytest_collection_modifyitems(config, items):
-    # test_sim_lifecycle tears the shared pod down and builds its own: keep it after every e2e test.
-    items.sort(key=lambda item: "test_sim_lifecycle" in item.nodeid)
+    # test_sim_lifecycle and test_e2e_docker tear the shared pod down and build their own: keep them after
+    # every e2e test.
+    items.sort(key=lambda item: "test_sim_lifecycle" in item.nodeid or "test_e2e_docker" in item.nodeid)
 
 
 @pytest.fixture(scope="session")

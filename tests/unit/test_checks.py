@@ -131,3 +131,17 @@ def test_missing_per_host_results_are_error_unless_left_out_by_tags():
     net_only = resolve_missing(recorded, ["network"])
     assert [c["status"] for c in net_only] == ["pass", "skipped", "error"]  # a check without a tag always runs
     assert [c["status"] for c in resolve_missing(recorded, ["all"], ["storage"])] == ["pass", "skipped", "error"]
+
+
+def test_layout_keeps_an_older_entry_key_order_and_its_nulls():
+    r = CheckResult("fio_read", "n1", "error", unit="MB/s", reason="no answer", details={"step": 2},
+                    layout=("host", "step", "unit", "check", "status", "expected", "measured", "source", "reason"))
+    d = r.to_dict()
+    assert list(d) == ["host", "step", "unit", "check", "status", "expected", "measured", "source", "reason"]
+    assert d["expected"] is None and d["source"] is None
+    ok = CheckResult("fio_read", "n1", "pass", expected=1.0, measured=2.0, absolute=True, details={"extra": 1},
+                     layout=("check", "host", "measured", "absolute", "expected", "status", "cause", "note"))
+    assert list(ok.to_dict()) == ["check", "host", "measured", "absolute", "expected", "status", "extra"]
+    (sim,) = apply_simulated_policy([ok], True)
+    assert list(sim.to_dict()) == ["check", "host", "measured", "absolute", "expected", "status", "extra", "reason"]
+    assert sim.to_dict() == apply_simulated_policy_to_dicts([ok.to_dict()], True)[0]

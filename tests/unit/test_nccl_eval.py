@@ -270,3 +270,29 @@ def test_module_command_line():
     assert args[1:] == ["-b", "1M", "-e", "8M", "-f", "2", "-n", "5", "-w", "1", "-c", "0", "-d", "float", "-o", "sum",
                         "-g", "1", "-T", "60"]
     assert "-T" not in pod_nccl.nccl_args(dict(p, tests_timeout=0))[1]
+
+
+def test_runs_through_slurm_say_so_and_a_refused_allocation_blames_the_drained_dgx():
+    """library/pod_nccl scheduler=slurm: the runs carry their Slurm job; a run Slurm did not allocate (a drained
+    DGX) is the stage's error naming that DGX with Slurm's reason, and the report says how each run was launched."""
+    base = {"pod": "pod-in-a-box", "ra_profile": "isilon-f800-dgx1", "simulated": True, "finished": "t",
+            "checks": []}
+    m = measurements(pairs=False)
+    for i, r in enumerate(m["single"] + [m["all"]]):
+        r["slurm"] = {"job_id": 40 + i, "granted": True, "partition": "dgx", "job_name": "dgxpod-nccl-x"}
+    m["all"] = {"nodes": NODES, "ok": False, "rows": [], "failed_hosts": {
+        "sim-dgx3": "drained in Slurm: dgxpod nccl_busbw: slow"},
+        "error": "Slurm did not allocate sim-dgx1,sim-dgx2,sim-dgx3,sim-dgx4 (partition dgx) within 120s: ...",
+        "slurm": {"job_id": 45, "granted": False, "partition": "dgx",
+                  "error": "Required node not available (down, drained or reserved)"}}
+    doc = build_results(base, {}, EXP, {"nccl": m}, run_tags=["nccl"])
+    errors = [c for c in doc["checks"] if c["status"] == "error"]
+    assert [(c["check"], c["host"]) for c in errors] == [("nccl_run", "all (4 DGX)")], errors
+    assert "Hosts: sim-dgx3 (drained in Slurm: dgxpod nccl_busbw: slow)" in errors[0]["reason"]
+    md = render_markdown(doc)
+    assert ("Launched through Slurm (salloc, partition dgx), each run in its own allocation of its DGX: single "
+            "sim-dgx1: job 40;") in md
+    assert "all all (4 DGX): not allocated (Required node not available (down, drained or reserved))" in md
+    assert "Launched through Slurm" in render_html(doc)
+    assert "Launched through Slurm" not in render_markdown(build_results(base, {}, EXP, {"nccl": measurements()},
+                                                                         run_tags=["nccl"]))

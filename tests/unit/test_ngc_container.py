@@ -3,6 +3,7 @@ installed), known_hosts/authorized_keys logic, run options and the recreate deci
 classifiers, and the private-key scanner (with negative tests on synthetic archives)."""
 from __future__ import annotations
 
+import json
 import io
 import os
 import re
@@ -329,3 +330,22 @@ def test_sim_image_has_no_private_key_in_any_layer(tmp_path):
     labels = subprocess.run(["podman", "image", "inspect", "--format", "{{json .Config.Labels}}", image],
                             capture_output=True, text=True, check=True).stdout
     assert "org.dgxpod.simulator-stand-in" in labels
+
+
+def test_inspect_status_reads_what_the_verify_step_prints():
+    """roles/ngc_container verify: `<engine> container inspect <name> 2>&1 || echo rc=$?` after the hostname line.
+    The fixtures are podman 4.3's real output on this machine (a created container; no such container: '[]' on
+    stdout, the error on stderr, rc 125)."""
+    from ngc_container import inspect_status
+    fix = os.path.join(ROOT, "tests", "unit", "fixtures", "containers")
+    created = open(os.path.join(fix, "podman_inspect_created.json")).read()
+    assert inspect_status(created) == "created"
+    assert inspect_status(open(os.path.join(fix, "podman_inspect_absent.txt")).read()) == "absent"
+    running = json.loads(created)
+    running[0]["State"]["Status"] = "running"
+    assert inspect_status(json.dumps(running, indent=4)) == "running"
+    running[0]["State"]["Status"] = "stopped"
+    assert inspect_status(json.dumps(running)) == "exited"
+    assert inspect_status("") == "absent"
+    with pytest.raises(ValueError):
+        inspect_status("Error: permission denied connecting to the docker daemon socket\n")

@@ -68,8 +68,10 @@ def _changed(out):
 
 def test_keys_made_once_delivered_pinned_and_rotated(tmp_path):
     inv, play = _setup(tmp_path)
-    _run(inv, play)
+    first = _run(inv, play, "-v", "--diff")
     key = tmp_path / "secrets" / "mpi_ed25519-1"
+    secret = key.read_text().splitlines()[1]  # a line of the private key's body
+    assert secret not in first, "the private key is shown in the deploy's output"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "secrets").stat().st_mode) == 0o700
     pub1 = (tmp_path / "secrets" / "mpi_ed25519-1.pub").read_text().split()[1]

@@ -281,6 +281,20 @@ def test_the_filter_reads_the_node_file_when_the_controller_forgot(tmp_path):
     assert ngc.ngc_container_host_keys(["a"], hv, str(tmp_path), previous) == {"a": KEY_A}
 
 
+def test_the_keys_collected_in_this_run_are_remembered_in_one_call(tmp_path):
+    """ngc_host_key_files: the pod_files entries of roles/ngc_container's "remember" step - one per node that gave
+    its key in this run (slurped, base64), none for a node that did not; what ngc_container_host_keys reads back."""
+    import base64
+
+    from filter_plugins import ngc
+    hv = {"a": {"ngc_container_hostkey_pub": {"content": base64.b64encode((KEY_A + " a sshd\n").encode()).decode()}},
+          "b": {}}
+    files = ngc.ngc_host_key_files(["a", "b"], hv, str(tmp_path))
+    assert files == [{"path": str(tmp_path / "a.pub"), "mode": "0644", "label": "a", "content": KEY_A + " a sshd\n"}]
+    (tmp_path / "a.pub").write_text(files[0]["content"])
+    assert ngc.ngc_container_host_keys(["a"], {"a": {}}, str(tmp_path))["a"].startswith(KEY_A)
+
+
 # --- the managed /etc/fstab block of roles/nfs_client ------------------------------------------------
 
 FSTAB_PLAN = [

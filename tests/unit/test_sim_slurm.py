@@ -30,7 +30,7 @@ def test_default_inventory_has_no_slurm_and_the_model_says_none(tmp_path):
 
 def test_scheduler_slurm_inventory_makes_the_model_ask_for_slurm(tmp_path):
     pod = pm.pod_shape(4, 2)
-    text = pm.render_inventory(pod, slurm.inventory_vars(pod, "slurm"))
+    text = pm.render_inventory(pod, all_vars=slurm.inventory_vars(pod, "slurm"))
     doc = yaml.safe_load(text)
     assert doc["all"]["vars"]["podsim_slurm"] == {"controller": "sim-dgx1", "partition": "dgx"}
     assert list(doc["all"]["children"]) == ["dgx", "storage", "switches"]  # the hosts are unchanged

@@ -306,3 +306,67 @@ def test_a_job_for_a_drained_dgx_waits_and_is_cancelled_by_name(cluster, tmp_pat
             proc.kill()
         _run(slurm_job.scancel_argv(name), env, check=False)
         _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env, check=False)
+
+
+def test_the_nccl_launch_runs_inside_an_salloc_allocation(cluster):
+    """The NCCL and training stages' Slurm path (module_utils/slurm_launch.py, as library/pod_nccl and pod_train call
+    it): mpi_job.run_job with start()'s salloc prefix, then settle(), against the real slurmctld/slurmd. The command
+    runs here with its stdout and exit code passed through; a drained DGX is refused within --immediate with Slurm's
+    reason and named from sinfo; a node Slurm does not know is Slurm's error; a hung command is killed at the stage's
+    timeout and settle() cancels its job by name. SLURM_GOLDEN_REGEN=1 saves salloc's stderr for test_slurm_job.py."""
+    import mpi_job
+    import slurm_job
+    import slurm_launch
+    env = cluster["env"]
+    regen = os.environ.get("SLURM_GOLDEN_REGEN") == "1"
+    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    saved = dict(os.environ)
+    os.environ.update(env)  # run_job and settle inherit the environment: SLURM_CONF and PATH of the test cluster
+    params = {"scheduler": "slurm", "slurm_partition": "dgx", "slurm_wait": 10, "slurm_gpus_per_node": 0,
+              "slurm_job_name": None, "slurm_conf": None}
+    try:
+        def run(argv, name, timeout=60.0, wait=10, nodes=(NODE,)):
+            prefix, slurm = slurm_launch.start(dict(params, slurm_wait=wait), list(nodes), name, timeout,
+                                               shutil.which)
+            assert prefix[0].endswith("salloc") and "--immediate=%d" % wait in prefix
+            job = mpi_job.run_job(["env"], argv, timeout, {NODE: "localhost"}, NODE, kill_pattern="sleep 57",
+                                  prefix=prefix)
+            return job, slurm, slurm_launch.settle(job, list(nodes), slurm, wait, shutil.which)
+
+        job, slurm, refused = run(["sh", "-c", 'echo "on $(hostname) job=$SLURM_JOB_ID"; echo rank lost >&2; exit 3'],
+                                  "ok")
+        assert refused is None and slurm["granted"] and slurm["error"] is None and slurm["job_id"] > 0, (job, slurm)
+        assert job["rc"] == 3 and job["stdout"] == "on %s job=%d\n" % (socket.gethostname(), slurm["job_id"])
+        assert "rank lost" in job["stderr"] and "cancelled" not in slurm
+        if regen:
+            with open(os.path.join(ROOT, "tests", "unit", "fixtures", "slurm", "salloc_granted.txt"), "w") as fh:
+                fh.write(job["stderr"])
+
+        job, slurm, refused = run(["true"], "unknown", nodes=("DGX9-9",))
+        assert job["rc"] == 1 and not slurm["granted"] and "Invalid node name specified" in refused["error"], refused
+        assert refused["failed_hosts"] == {"DGX9-9": "not a node of this Slurm cluster"}
+
+        _run(["scontrol", "update", "nodename=" + NODE, "state=drain", "reason=dgxpod nccl_busbw: slow"], env)
+        try:
+            t0 = time.monotonic()
+            job, slurm, refused = run(["true"], "drained", wait=2)
+            assert time.monotonic() - t0 < 20 and slurm["pending"] and refused, (job, slurm)
+            assert refused["error"].startswith("Slurm did not allocate %s (partition dgx) within 2s: " % NODE)
+            assert "Required node not available (down, drained or reserved)" in refused["error"], refused
+            assert refused["failed_hosts"] == {NODE: "drained in Slurm: dgxpod nccl_busbw: slow"}, refused
+            if regen:
+                with open(os.path.join(ROOT, "tests", "unit", "fixtures", "slurm", "salloc_drained.txt"), "w") as fh:
+                    fh.write(job["stderr"])
+        finally:
+            _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env)
+        _wait("%s idle after resume" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+
+        job, slurm, refused = run(["sleep", "57"], "dgxpod-hung", timeout=12)  # a pass may follow a resume
+        assert job["timed_out"] and slurm["granted"] and refused is None, (job, slurm)
+        assert slurm["cancelled"].startswith("rc 0"), slurm  # settle() cancelled the job salloc left allocated
+        _wait("the hung job to leave the queue",
+              lambda: _run(slurm_job.squeue_argv("dgxpod-hung"), env).stdout.strip() == "")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    _wait("%s idle after the jobs" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")

@@ -103,3 +103,46 @@ def test_squeue_and_scancel():
     assert slurm_job.scancel_argv("dgxpod-nccl") == ["scancel", "--name", "dgxpod-nccl"]
     with pytest.raises(slurm_job.SlurmJobError):
         slurm_job.scancel_argv("a b")
+
+
+def test_the_nccl_launch_inside_an_salloc_allocation():
+    argv = slurm_job.salloc_argv(["DGX1-1", "DGX1-3"], "dgx", job_name="dgxpod-nccl-DGX1-1", time_limit_s=665,
+                                 wait_s=120, gpus_per_node=8)
+    assert argv == ["salloc", "-N", "2", "-w", "DGX1-1,DGX1-3", "-p", "dgx", "--exclusive", "-J",
+                    "dgxpod-nccl-DGX1-1", "--immediate=120", "-t", "12", "--gres=gpu:8"]
+    assert slurm_job.salloc_argv(["n1"], "p", exclusive=False, salloc="/usr/bin/salloc") == [
+        "/usr/bin/salloc", "-N", "1", "-w", "n1", "-p", "p", "-J", "dgxpod"]
+    assert "--immediate=1" in slurm_job.salloc_argv(["n1"], "p", wait_s=0)  # 0 would mean "no wait" to no one
+    for kw, words in (({"nodes": ["a,b"]}, "not Slurm node names"), ({"nodes": ["n", "n"]}, "twice"),
+                      ({"partition": "a b"}, "partition"), ({"job_name": "a;b"}, "job name")):
+        with pytest.raises(slurm_job.SlurmJobError, match=words):
+            slurm_job.salloc_argv(**dict({"nodes": ["n1"], "partition": "dgx"}, **kw))
+
+
+def test_salloc_outcomes_real_output():
+    granted = slurm_job.salloc_outcome(3, _read("salloc_granted.txt"))
+    assert granted["granted"] and granted["error"] is None and granted["job_id"] > 0 and not granted["pending"]
+    drained = slurm_job.salloc_outcome(1, _read("salloc_drained.txt"))
+    assert not drained["granted"] and drained["pending"] and drained["job_id"] > 0
+    assert drained["error"] == ("Unable to allocate resources: Connection timed out; "
+                                "Required node not available (down, drained or reserved)")
+    unknown = slurm_job.salloc_outcome(1, "salloc: error: Job submit/allocate failed: Invalid node name specified\n")
+    assert unknown == {"granted": False, "job_id": None, "pending": False,
+                       "error": "Job submit/allocate failed: Invalid node name specified"}
+    waited = slurm_job.salloc_outcome(None, "salloc: Pending job allocation 9\nsalloc: job 9 queued and waiting "
+                                      "for resources\n", timed_out=True)
+    assert waited["job_id"] == 9 and waited["error"] == "no allocation before the stage's timeout"
+    assert slurm_job.salloc_outcome(127, "sh: 1: salloc: not found\n")["error"] == "sh: 1: salloc: not found"
+
+
+def test_allocation_blame_names_what_sinfo_shows_unavailable():
+    sinfo = ("DGX1-1|idle|none\nDGX1-2|drain|dgxpod nccl_busbw: DGX1-2 at 41% of its peers\nDGX1-3|alloc|none\n"
+             "DGX1-4|idle*|Not responding\n")
+    nodes = ["DGX1-1", "DGX1-2", "DGX1-3", "DGX1-4", "DGX1-5"]
+    assert slurm_job.allocation_blame(nodes, sinfo) == {
+        "DGX1-2": "drained in Slurm: dgxpod nccl_busbw: DGX1-2 at 41% of its peers",
+        "DGX1-3": "allocated in Slurm",
+        "DGX1-4": "idle, not responding in Slurm: Not responding",
+        "DGX1-5": "not a node of this Slurm cluster"}
+    assert slurm_job.allocation_blame(["vm"], _read("sinfo_idle.txt")) == {}  # real sinfo of an idle node
+    assert slurm_job.sinfo_nodes_argv(["a", "b"]) == ["sinfo", "-N", "-h", "-n", "a,b", "-o", "%N|%t|%E"]
