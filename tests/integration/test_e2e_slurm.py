@@ -54,6 +54,10 @@ def test_slurm_on_the_simulator_idle_then_drains_the_slow_dgx_and_resumes_it(pod
         finally:
             run(PODSIM, "shape", *SLOW, "--clear", check=True)
         assert res.returncode != 0, res.stdout[-3000:]  # the verdict, given after the drain
+        with open(os.path.join(RESULTS, "results.json")) as fh:
+            nccl = json.load(fh)["measurements"]["nccl"]
+        runs = nccl["single"] + [nccl["all"]] + nccl["pairs"]  # each in a Slurm allocation of its DGX (salloc)
+        assert len(runs) == 11 and all(r["slurm"]["granted"] for r in runs), [r.get("slurm") for r in runs]
         rows, text = sinfo_nodes()
         state, reason = rows.pop(SLOW[0])
         assert state == "drained" and reason.startswith("dgxpod nccl"), (state, reason)
