@@ -24,6 +24,10 @@ SLURM_UP = (PODSIM, "up", "--nodes", "4", "--storage", "2", "--scheduler", "slur
 SLOW = ("sim-dgx3", "enp132s0")  # the data NIC MPI uses (btl_tcp_if_include), as test_e2e_nccl shapes it
 
 
+def reason_of(run_record, node):
+    return (run_record.get("failed_hosts") or {}).get(node)
+
+
 def sinfo_nodes():
     """{node: (state and sinfo's flags, e.g. idle*: not responding; reason)} as the controller's sinfo says, and the
     `sinfo -R` text."""
@@ -78,6 +82,26 @@ def test_slurm_on_the_simulator_idle_then_drains_the_slow_dgx_and_resumes_it(pod
             n: "fail" if n == SLOW[0] else "pass" for n in DGX}, checks
         assert checks[("slurm_node", SLOW[0])]["cause"].startswith("drained in Slurm: dgxpod nccl"), checks
 
+        # NCCL while sim-dgx3 is drained: Slurm refuses every run that needs it, within the wait, naming it with
+        # its reason; the runs without it are allocated and measured; nothing else is drained
+        res = run("ansible-playbook", "validate.yml", "--tags", "nccl", "-e", "pod_nccl_slurm_wait=5", timeout=900)
+        TIMINGS["validate.yml --tags nccl, one DGX drained"] = res.elapsed
+        with open(os.path.join(RESULTS, "results.json")) as fh:
+            doc = json.load(fh)
+        nccl = doc["measurements"]["nccl"]
+        for r in nccl["single"] + [nccl["all"]] + nccl["pairs"]:
+            if SLOW[0] in r["nodes"]:
+                assert not r["ok"] and not r["slurm"]["granted"], r
+                assert r["failed_hosts"] == {SLOW[0]: reason_of(r, SLOW[0])}, r
+                assert r["failed_hosts"][SLOW[0]].startswith("drained in Slurm: dgxpod nccl"), r
+                assert "Required node not available (down, drained or reserved)" in r["error"], r
+            else:
+                assert r["ok"] and r["slurm"]["granted"], r
+        errors = [c for c in doc["checks"] if c["check"] == "nccl_run"]
+        assert errors and all(c["status"] == "error" and SLOW[0] in c["reason"] for c in errors), errors
+        rows, _ = sinfo_nodes()
+        assert rows.pop(SLOW[0])[0] == "drained" and rows == {n: ("idle", None) for n in DGX if n != SLOW[0]}, rows
+
         res = run("ansible-playbook", "playbooks/slurm_resume.yml", check=True)
         assert "- %s" % SLOW[0] in res.stdout.split("TASK [Resumed]")[-1], res.stdout[-2000:]
         # resumed, the node is `idle*` (not responding) until slurmctld's next ping to its slurmd (~1 s)
@@ -88,6 +112,21 @@ def test_slurm_on_the_simulator_idle_then_drains_the_slow_dgx_and_resumes_it(pod
                 break
             time.sleep(1)
         assert rows == {n: ("idle", None) for n in DGX}, rows
+
+        # healthy again: NCCL through Slurm gives the same checks as NCCL launched directly
+        got = {}
+        for scheduler in ("slurm", "none"):
+            res = run("ansible-playbook", "validate.yml", "--tags", "nccl", "-e", "pod_nccl_scheduler=" + scheduler,
+                      timeout=900)
+            TIMINGS["validate.yml --tags nccl, healthy, scheduler=" + scheduler] = res.elapsed
+            assert res.returncode == 0, res.stdout[-3000:]
+            with open(os.path.join(RESULTS, "results.json")) as fh:
+                doc = json.load(fh)
+            got[scheduler] = {(c["check"], c["host"]): c["status"] for c in doc["checks"]
+                              if c["check"].startswith("nccl")}
+            runs = doc["measurements"]["nccl"]["single"] + [doc["measurements"]["nccl"]["all"]]
+            assert all(bool((r.get("slurm") or {}).get("granted")) == (scheduler == "slurm") for r in runs), runs
+        assert got["slurm"] == got["none"] and len(got["slurm"]) > 10, got
     finally:
         run("ansible-playbook", "playbooks/slurm.yml", "-e", "slurm_state=stopped", timeout=300)
         run(PODSIM, "up", "--nodes", "4", "--storage", "2", check=True)  # the default inventory again
