@@ -206,7 +206,8 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import mpi_container_argument_spec, mpirun_argv, read_env_file, run_job, timeout_argv
+from ansible.module_utils.mpi_job import (missing_node_or_connect, mpi_container_argument_spec, mpirun_argv,
+                                          read_env_file, run_job, timeout_argv)
 from ansible.module_utils.nccl_parse import ParseError, parse_nccl_tests, parse_nccl_transport, transport_facts
 from ansible.module_utils.ngc_container import classify_ssh
 from ansible.module_utils.slurm_job import SlurmJobError
@@ -268,11 +269,9 @@ def main():
     )
     p = module.params
     targets = p["targets"]
-    for t in targets:
-        if not t.get("node") or not t.get("connect"):
-            module.fail_json(msg="target %r needs node and connect" % (t,))
-    if not targets:
-        module.fail_json(msg="no targets")
+    bad = missing_node_or_connect(targets, "targets")
+    if bad:
+        module.fail_json(msg=bad)
     nodes = [t["node"] for t in targets]
     hosts = {t["node"]: t["connect"] for t in targets}
     env = {}

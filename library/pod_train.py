@@ -136,14 +136,16 @@ seconds:
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from ansible.module_utils.mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv
+    from ansible.module_utils.mpi_job import (cleanup, missing_node_or_connect, mpi_container_argument_spec,
+                                              mpirun_argv, run_job, timeout_argv)
     from ansible.module_utils.slurm_job import SlurmJobError
     from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
     from ansible.module_utils.slurm_launch import settle as slurm_settle
     from ansible.module_utils.slurm_launch import start as slurm_start
     from ansible.module_utils.training_parse import parse_output, summarize
 except ImportError:  # pragma: no cover - tests
-    from mpi_job import cleanup, mpi_container_argument_spec, mpirun_argv, run_job, timeout_argv  # type: ignore
+    from mpi_job import (cleanup, missing_node_or_connect, mpi_container_argument_spec,  # type: ignore
+                         mpirun_argv, run_job, timeout_argv)
     from slurm_job import SlurmJobError  # type: ignore
     from slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC  # type: ignore
     from slurm_launch import settle as slurm_settle  # type: ignore
@@ -230,9 +232,9 @@ def main():
     )
     p = module.params
     hosts = p["hosts"]
-    for h in hosts:
-        if not h.get("node") or not h.get("connect"):
-            module.fail_json(msg="pod_train: every host needs node and connect, got %r" % (h,))
+    bad = missing_node_or_connect(hosts, "hosts")
+    if bad:
+        module.fail_json(msg="pod_train: " + bad)
     argv = timeout_argv(p["timeout"], mpirun_argv([h["connect"] for h in hosts], p["tcp_if"], p["port"],
                                                   command=script_argv(p), ranks_per_node=p["ranks_per_node"],
                                                   env=p["env"]))

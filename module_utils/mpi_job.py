@@ -47,6 +47,17 @@ def mpi_container_argument_spec() -> Dict[str, Dict[str, Any]]:
     )
 
 
+def missing_node_or_connect(entries: Any, what: str) -> Optional[str]:
+    """Why a module's list of launch targets (pod_nccl's ``targets``, pod_train's ``hosts``: dicts with ``node``,
+    the inventory/Slurm name, and ``connect``, what ssh and mpirun use) cannot be used, or None."""
+    if not entries:
+        return "no %s" % what
+    for e in entries:
+        if not isinstance(e, dict) or not e.get("node") or not e.get("connect"):
+            return "every entry of %s needs node and connect, got %r" % (what, e)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------------
 # the environment
 

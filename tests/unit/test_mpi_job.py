@@ -139,3 +139,11 @@ def test_run_job_plain_success():
     res = mj.run_job([sys.executable, "-c", "import sys; print('hi'); sys.exit(0)", "--"], [], timeout=20,
                      hosts={"a": "a"}, launcher="a", kill_pattern="x")
     assert res["rc"] == 0 and not res["timed_out"] and res["cleanup"] == {} and res["result"]["ok"]
+
+
+def test_launch_targets_need_node_and_connect():
+    from mpi_job import missing_node_or_connect
+    assert missing_node_or_connect([{"node": "DGX1-1", "connect": "10.0.0.1"}], "targets") is None
+    assert missing_node_or_connect([], "hosts") == "no hosts"
+    assert "needs node and connect" in missing_node_or_connect([{"node": "DGX1-1"}], "targets")
+    assert "needs node and connect" in missing_node_or_connect(["DGX1-1"], "targets")
