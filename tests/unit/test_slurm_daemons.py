@@ -319,7 +319,9 @@ def test_the_nccl_launch_runs_inside_an_salloc_allocation(cluster):
     import slurm_launch
     env = cluster["env"]
     regen = os.environ.get("SLURM_GOLDEN_REGEN") == "1"
-    _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+    ready = {"state": "idle", "drain": False, "responding": True, "reason": None}
+    # idle AND responding: an earlier test's resume leaves the node `idle*` (not schedulable) for a while
+    _wait("%s idle and responding" % NODE, lambda: _states(env).get(NODE, {}) == ready, timeout=120)
     saved = dict(os.environ)
     os.environ.update(env)  # run_job and settle inherit the environment: SLURM_CONF and PATH of the test cluster
     params = {"scheduler": "slurm", "slurm_partition": "dgx", "slurm_wait": 10, "slurm_gpus_per_node": 0,
@@ -359,9 +361,12 @@ def test_the_nccl_launch_runs_inside_an_salloc_allocation(cluster):
                     fh.write(job["stderr"])
         finally:
             _run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env)
-        _wait("%s idle after resume" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
+        # resumed, the node is `idle*` (not responding, not schedulable) until slurmctld pings its slurmd again:
+        # seconds on a quiet machine, longer under CI's load (a 10 s wait was refused there once)
+        _wait("%s idle and responding after resume" % NODE,
+              lambda: _states(env).get(NODE, {}) == ready, timeout=120)
 
-        job, slurm, refused = run(["sleep", "57"], "dgxpod-hung", timeout=12)  # a pass may follow a resume
+        job, slurm, refused = run(["sleep", "57"], "dgxpod-hung", timeout=25, wait=20)
         assert job["timed_out"] and slurm["granted"] and refused is None, (job, slurm)
         assert slurm["cancelled"].startswith("rc 0"), slurm  # settle() cancelled the job salloc left allocated
         _wait("the hung job to leave the queue",
