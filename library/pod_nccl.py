@@ -214,6 +214,7 @@ from ansible.module_utils.slurm_job import SlurmJobError
 from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
 from ansible.module_utils.slurm_launch import settle as slurm_settle
 from ansible.module_utils.slurm_launch import start as slurm_start
+from ansible.module_utils.slurm_launch import wait_s as slurm_wait_s
 
 
 def _probe(exec_base, target, port, timeout):
@@ -329,12 +330,11 @@ def main():
             module.fail_json(msg=result["error"], **result)
         module.exit_json(**result)
 
-    wait = float(p["slurm_wait"]) if slurm is not None else 0.0
-    job = run_job(exec_base, inner, float(p["timeout"]) + wait, hosts, nodes[0], kill_pattern=prog,
+    job = run_job(exec_base, inner, float(p["timeout"]) + slurm_wait_s(slurm), hosts, nodes[0], kill_pattern=prog,
                   port=p["port"], prefix=prefix)
     cls = job["result"]
     out, err = job["stdout"] or "", job["stderr"] or ""
-    refused = slurm_settle(job, nodes, slurm, p["slurm_wait"], module.get_bin_path) if slurm is not None else None
+    refused = slurm_settle(job, nodes, slurm, module.get_bin_path)
     if refused:
         result.update(refused, seconds=job["seconds"], last_lines=err.strip().splitlines()[-10:])
         if p["fail_on_error"]:

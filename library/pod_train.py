@@ -142,6 +142,7 @@ try:
     from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
     from ansible.module_utils.slurm_launch import settle as slurm_settle
     from ansible.module_utils.slurm_launch import start as slurm_start
+    from ansible.module_utils.slurm_launch import wait_s as slurm_wait_s
     from ansible.module_utils.training_parse import parse_output, summarize
 except ImportError:  # pragma: no cover - tests
     from mpi_job import (cleanup, missing_node_or_connect, mpi_container_argument_spec,  # type: ignore
@@ -150,6 +151,7 @@ except ImportError:  # pragma: no cover - tests
     from slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC  # type: ignore
     from slurm_launch import settle as slurm_settle  # type: ignore
     from slurm_launch import start as slurm_start  # type: ignore
+    from slurm_launch import wait_s as slurm_wait_s  # type: ignore
     from training_parse import parse_output, summarize  # type: ignore
 
 JOB_OPTIONS = ("model", "backend", "device", "batch", "steps", "warmup", "workers", "image_size", "lr", "threads",
@@ -250,10 +252,9 @@ def main():
     if module.check_mode:
         out["error"] = "check mode: not run"
         module.exit_json(**out)
-    wait = p["slurm_wait"] if slurm is not None else 0
-    run = run_job(exec_base, argv, p["timeout"] + 30 + wait, {h["node"]: h["connect"] for h in hosts},
+    run = run_job(exec_base, argv, p["timeout"] + 30 + slurm_wait_s(slurm), {h["node"]: h["connect"] for h in hosts},
                   hosts[0]["node"], kill_pattern="dgxpod_train.py", port=p["port"], prefix=prefix)
-    refused = slurm_settle(run, nodes, slurm, p["slurm_wait"], module.get_bin_path) if slurm is not None else None
+    refused = slurm_settle(run, nodes, slurm, module.get_bin_path)
     if refused:
         out.update(error=refused["error"], failed_nodes=refused["failed_hosts"], seconds=run.get("seconds"),
                    last_lines=(run.get("stderr") or "").strip().splitlines()[-12:])

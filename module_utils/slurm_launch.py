@@ -12,13 +12,14 @@ after a timeout and, when Slurm did not allocate the nodes, gives the error (Slu
 from __future__ import annotations
 
 import os
-import subprocess
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 try:  # as an Ansible module_util
+    from ansible.module_utils.bounded_run import run_bounded
     from ansible.module_utils.slurm_job import (allocation_blame, salloc_argv, salloc_outcome, scancel_argv,
                                                 sinfo_nodes_argv)
 except ImportError:  # tests
+    from bounded_run import run_bounded  # type: ignore
     from slurm_job import allocation_blame, salloc_argv, salloc_outcome, scancel_argv, sinfo_nodes_argv  # type: ignore
 
 ARGUMENT_SPEC = dict(
@@ -46,25 +47,33 @@ def start(params: Dict[str, Any], nodes: Sequence[str], job_name: str, timeout_s
                          salloc=get_bin("salloc") or "salloc")
     if params.get("slurm_conf"):
         os.environ["SLURM_CONF"] = params["slurm_conf"]
-    return prefix, {"job_name": name, "partition": params["slurm_partition"], "job_id": None, "granted": False,
-                    "pending": False, "error": None}
+    return prefix, {"job_name": name, "partition": params["slurm_partition"], "wait_s": params["slurm_wait"],
+                    "job_id": None, "granted": False, "pending": False, "error": None}
+
+
+def wait_s(slurm: Optional[Dict[str, Any]]) -> float:
+    """Seconds the allocation may take on top of the run's own timeout (0 without Slurm)."""
+    return float(slurm["wait_s"]) if slurm else 0.0
 
 
 def _run(argv: List[str], timeout: float = 30) -> Tuple[Optional[int], str, str]:
+    """sinfo/scancel, bounded (bounded_run: the group killed at the bound); a missing binary is rc None."""
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-        return p.returncode, p.stdout, p.stderr
-    except (OSError, subprocess.TimeoutExpired) as e:
+        r = run_bounded(argv, timeout)
+    except OSError as e:
         return None, "", str(e)
+    return r.rc, r.out, r.err
 
 
-def settle(job: Dict[str, Any], nodes: Sequence[str], slurm: Dict[str, Any], wait_s: int,
+def settle(job: Dict[str, Any], nodes: Sequence[str], slurm: Optional[Dict[str, Any]],
            get_bin: Callable[[str], Optional[str]]) -> Optional[Dict[str, Any]]:
     """After ``mpi_job.run_job`` (with :func:`start`'s prefix): fill ``slurm`` (job_id, granted, pending, error),
     ``scancel --name`` the job when the run timed out (a killed salloc leaves its job allocated), and return None
-    when the nodes were allocated (the run is judged as without Slurm), else {error, failed_hosts}: Slurm's words
-    and the nodes sinfo shows drained, down, busy or unknown (none named: a partition, limit or Slurm-wide
-    problem, which must not be blamed on a DGX)."""
+    when the nodes were allocated (the run is judged as without Slurm) or there is no Slurm (``slurm`` None), else
+    {error, failed_hosts}: Slurm's words and the nodes sinfo shows drained, down, busy or unknown (none named: a
+    partition, limit or Slurm-wide problem, which must not be blamed on a DGX)."""
+    if slurm is None:
+        return None
     alloc = salloc_outcome(job.get("rc"), job.get("stderr") or "", bool(job.get("timed_out")))
     slurm.update(job_id=alloc["job_id"], granted=alloc["granted"], pending=alloc["pending"], error=alloc["error"])
     if job.get("timed_out"):
@@ -79,5 +88,6 @@ def settle(job: Dict[str, Any], nodes: Sequence[str], slurm: Dict[str, Any], wai
         blame = {}
     where = "; ".join("%s: %s" % (n, blame[n]) for n in nodes if n in blame)
     return {"error": "Slurm did not allocate %s (partition %s) within %ss: %s%s"
-                     % (",".join(nodes), slurm["partition"], wait_s, alloc["error"], "; " + where if where else ""),
+                     % (",".join(nodes), slurm["partition"], slurm["wait_s"], alloc["error"],
+                        "; " + where if where else ""),
             "failed_hosts": blame}

@@ -333,7 +333,7 @@ def test_the_nccl_launch_runs_inside_an_salloc_allocation(cluster):
             assert prefix[0].endswith("salloc") and "--immediate=%d" % wait in prefix
             job = mpi_job.run_job(["env"], argv, timeout, {NODE: "localhost"}, NODE, kill_pattern="sleep 57",
                                   prefix=prefix)
-            return job, slurm, slurm_launch.settle(job, list(nodes), slurm, wait, shutil.which)
+            return job, slurm, slurm_launch.settle(job, list(nodes), slurm, shutil.which)
 
         job, slurm, refused = run(["sh", "-c", 'echo "on $(hostname) job=$SLURM_JOB_ID"; echo rank lost >&2; exit 3'],
                                   "ok")
