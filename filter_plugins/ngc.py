@@ -18,6 +18,12 @@ def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
     return known_hosts(entries, int(port))
 
 
+def _collected_key(hostvars, node):
+    """The container host key ``node`` gave in this run (tasks/keys.yml slurps it: base64), or None."""
+    slurped = (hostvars.get(node) or {}).get("ngc_container_hostkey_pub") or {}
+    return base64.b64decode(slurped["content"]).decode().strip() if slurped.get("content") else None
+
+
 def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts=""):
     """{node: "<type> <base64>"} for every node of the mesh (module_utils/ngc_container.merge_pinned_keys):
     the key collected in this run (hostvars[node].ngc_container_hostkey_pub), else the one remembered on the
@@ -27,9 +33,9 @@ def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts="")
     nodes = list(nodes)
     fresh, remembered = {}, {}
     for node in nodes:
-        slurped = (hostvars.get(node) or {}).get("ngc_container_hostkey_pub") or {}
-        if slurped.get("content"):
-            fresh[node] = base64.b64decode(slurped["content"]).decode().strip()
+        key = _collected_key(hostvars, node)
+        if key:
+            fresh[node] = key
         path = os.path.join(cache_dir, node + ".pub")
         if os.path.isfile(path):
             with open(path) as fh:
@@ -42,10 +48,10 @@ def ngc_host_key_files(nodes, hostvars, cache_dir):
     gave in this run (hostvars[node].ngc_container_hostkey_pub, slurped); nodes without one are left out."""
     out = []
     for node in nodes:
-        slurped = (hostvars.get(node) or {}).get("ngc_container_hostkey_pub") or {}
-        if slurped.get("content"):
+        key = _collected_key(hostvars, node)
+        if key:
             out.append({"path": os.path.join(cache_dir, node + ".pub"), "mode": "0644", "label": node,
-                        "content": base64.b64decode(slurped["content"]).decode().strip() + "\n"})
+                        "content": key + "\n"})
     return out
 
 
