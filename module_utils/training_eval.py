@@ -44,6 +44,28 @@ def storage_path(m: Dict[str, Any], node: str, data_dir: str) -> str:
     return "%s -> %s (%s)" % (best, info.get("storage_host") or "?", info.get("ip") or "?")
 
 
+def _storage_host(m: Dict[str, Any], node: str, data_dir: str) -> Optional[str]:
+    mounts = (m.get("mounts") or {}).get(node) or {}
+    best = max((p for p in mounts if data_dir == p or data_dir.startswith(p.rstrip("/") + "/")), key=len, default=None)
+    return ((mounts.get(best) or {}).get("storage_host")) if best else None
+
+
+def slow_where(m: Dict[str, Any], s: Dict[str, Any], node: str, worst: Dict[str, Any]) -> str:
+    """Node or storage? When the storage node that ``node``'s most-waiting rank reads from serves other
+    nodes' ranks with at most half of its data wait, the storage path is fine and the node itself is slow
+    (its GPUs, or the CPUs that decode its data); otherwise it cannot be told apart here."""
+    host = _storage_host(m, node, worst.get("data_dir", ""))
+    mine = worst.get("data_wait_fraction") or 0
+    peers = sorted({r.get("node") for r in s.get("ranks") or []
+                    if r.get("node") != node and host is not None
+                    and _storage_host(m, r.get("node"), r.get("data_dir", "")) == host
+                    and (r.get("data_wait_fraction") or 0) <= mine / 2})
+    if peers and mine > 0:
+        return ("%s serves %s with less than half that wait, so the node itself is slow (its GPUs, or the CPUs "
+                "that decode its data)" % (host, ", ".join(peers)))
+    return "a slow node or storage path"
+
+
 def _ratio_text(a: float, b: float) -> str:
     return "%.0f%%" % (100.0 * a / b) if b else "-"
 
@@ -171,10 +193,9 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                 "train_relative", node, v, round(med * float(rel), 2), "images/s per GPU (own work)",
                 "%s x the median node: %s" % (rel, rel_src),
                 "%s: %s pass, its ranks' own work (data, forward, optimizer) ran at %.1f images/s per GPU, %s of the "
-                "median node (%.1f); it waited for data %.0f%% of the time (most: rank %s through %s) - a slow node "
-                "or storage path" % (node, name, v or 0, _ratio_text(v or 0, med), med,
-                                     100 * n.get("data_wait_fraction", 0), worst.get("rank"),
-                                     storage_path(m, node, worst.get("data_dir", ""))),
+                "median node (%.1f); it waited for data %.0f%% of the time (most: rank %s through %s) - %s"
+                % (node, name, v or 0, _ratio_text(v or 0, med), med, 100 * n.get("data_wait_fraction", 0),
+                   worst.get("rank"), storage_path(m, node, worst.get("data_dir", "")), slow_where(m, s, node, worst)),
                 **{"pass": name, "median": round(med, 2)}))
     return out
 

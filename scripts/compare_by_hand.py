@@ -154,7 +154,7 @@ def fio_hand(mounts: List[str], seconds: int) -> float:
 # ------------------------------------------------------------------------------------------ nccl
 
 NCCL_NODES = ("sim-dgx1", "sim-dgx2")
-NCCL_ARGS = ["-b", "1M", "-e", "8M", "-f", "2", "-n", "%d", "-w", "2", "-c", "1", "-d", "float", "-o", "sum", "-g", "1"]
+NCCL_FIXED = ["-f", "2", "-w", "2", "-c", "1", "-d", "float", "-o", "sum", "-g", "1"]
 STANDIN = "/opt/podsim/nccl-tests-standin/all_reduce_perf"
 
 
@@ -164,29 +164,31 @@ def _plateau(pairs: List[List[float]]) -> float:
     return statistics.median(b for _, b in top)
 
 
-def nccl_module(iters: int) -> float:
+def nccl_module(iters: int, max_bytes: str, ranks: int) -> float:
     res = module(NCCL_NODES[0], "pod_nccl", {
         "container": "dgxpod-mpi", "targets": [{"node": n, "connect": n} for n in NCCL_NODES],
-        "ranks_per_node": 2, "tests_dir": os.path.dirname(STANDIN), "min_bytes": "1M", "max_bytes": "8M",
-        "step_factor": 2, "iters": iters, "warmup_iters": 2, "timeout": 300, "tcp_if": "enp132s0",
+        "ranks_per_node": ranks, "tests_dir": os.path.dirname(STANDIN), "min_bytes": "1M",
+        "max_bytes": max_bytes, "step_factor": 2, "iters": iters, "warmup_iters": 2, "timeout": 300,
+        "tcp_if": "enp132s0",
         "mpirun_extra": ["-mca", "mpi_yield_when_idle", "1"]})
     if not res.get("ok"):
         raise Failed("pod_nccl: %s" % res.get("error"))
     return _plateau([[r["size"], max(r["out_of_place"]["busbw"], r["in_place"]["busbw"])] for r in res["rows"]])
 
 
-def nccl_hand(iters: int) -> float:
+def nccl_hand(iters: int, max_bytes: str, ranks: int) -> float:
     env_lines = in_node(NCCL_NODES[0], ["cat", "/etc/dgxpod/nccl.env"]).splitlines()
     xs = []
     for line in env_lines:
         if line.strip() and not line.startswith("#") and "=" in line:
             xs += ["-x", line.strip()]
-    argv = (["podman", "exec", "dgxpod-mpi", "mpirun", "--allow-run-as-root", "-np", "4", "-H",
-             ",".join("%s:2" % n for n in NCCL_NODES), "-map-by", "ppr:2:node", "-bind-to", "none",
+    argv = (["podman", "exec", "dgxpod-mpi", "mpirun", "--allow-run-as-root", "-np", str(ranks * len(NCCL_NODES)),
+             "-H", ",".join("%s:%d" % (n, ranks) for n in NCCL_NODES), "-map-by", "ppr:%d:node" % ranks,
+             "-bind-to", "none",
              "-mca", "plm_rsh_agent", "ssh", "-mca", "plm_rsh_args", "-p 2222", "-mca", "pml", "ob1",
              "-mca", "btl", "^openib", "-mca", "btl_tcp_if_include", "enp132s0", "-mca", "oob_tcp_if_include",
              "enp132s0", "-mca", "mpi_yield_when_idle", "1"] + xs + ["-x", "NCCL_DEBUG=INFO", STANDIN]
-            + [a % iters if a == "%d" else a for a in NCCL_ARGS])
+            + ["-b", "1M", "-e", max_bytes, "-n", str(iters)] + NCCL_FIXED)
     out = in_node(NCCL_NODES[0], argv, timeout=300)
     pairs = []
     for line in out.splitlines():
@@ -202,10 +204,14 @@ def nccl_hand(iters: int) -> float:
 def compare(name: str, unit: str, mod: List[float], hand: List[float], tolerance: float) -> Dict[str, Any]:
     m, h = statistics.median(mod), statistics.median(hand)
     diff = (m - h) / h if h else float("inf")
+    # the runs of one round ran back to back, under the same load: their ratio, round by round
+    ratios = [a / b - 1 for a, b in zip(mod, hand, strict=True) if b]
+    paired = statistics.median(ratios) if ratios else float("inf")
     row = {"test": name, "unit": unit, "module": mod, "hand": hand, "module_median": round(m, 3),
-           "hand_median": round(h, 3), "difference": round(diff, 4), "ok": abs(diff) <= tolerance}
-    print("%-6s module %s  hand %s  medians %.3f vs %.3f %s: %+.1f%% %s" % (
-        name, ["%.3f" % v for v in mod], ["%.3f" % v for v in hand], m, h, unit, 100 * diff,
+           "hand_median": round(h, 3), "difference": round(diff, 4), "paired_difference": round(paired, 4),
+           "ok": abs(diff) <= tolerance}
+    print("%-6s module %s  hand %s  medians %.3f vs %.3f %s: %+.1f%% (round by round: median %+.1f%%) %s" % (
+        name, ["%.3f" % v for v in mod], ["%.3f" % v for v in hand], m, h, unit, 100 * diff, 100 * paired,
         "ok" if row["ok"] else "OUTSIDE %.0f%%" % (100 * tolerance)), flush=True)
     return row
 
@@ -217,6 +223,8 @@ def main(argv: List[str] | None = None) -> int:
     ap.add_argument("--fio-seconds", type=int, default=10)
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--nccl-iters", type=int, default=20)
+    ap.add_argument("--nccl-max-bytes", default="8M", help="largest message of the NCCL sweep (from 1M, x2)")
+    ap.add_argument("--nccl-ranks", type=int, default=2, help="ranks per node for the NCCL comparison")
     ap.add_argument("--only", choices=["iperf", "fio", "nccl"])
     ap.add_argument("--json", help="write the measurements here")
     args = ap.parse_args(argv)
@@ -248,15 +256,16 @@ def main(argv: List[str] | None = None) -> int:
                         hand.append(fio_hand(mounts, args.fio_seconds))
             rows.append(compare("fio", "MB/s", mod, hand, args.tolerance))
         if args.only in (None, "nccl"):
-            print("nccl stand-in all_reduce on %s, 2 ranks each, 1..8 MiB, %d iterations, %d rounds" % (
-                "+".join(NCCL_NODES), args.nccl_iters, args.rounds), flush=True)
+            print("nccl stand-in all_reduce on %s, %d ranks each, 1M..%s, %d iterations, %d rounds" % (
+                "+".join(NCCL_NODES), args.nccl_ranks, args.nccl_max_bytes, args.nccl_iters, args.rounds),
+                flush=True)
             mod, hand = [], []
             for i in range(args.rounds):
                 for side in (("module", "hand") if i % 2 == 0 else ("hand", "module")):
                     if side == "module":
-                        mod.append(nccl_module(args.nccl_iters))
+                        mod.append(nccl_module(args.nccl_iters, args.nccl_max_bytes, args.nccl_ranks))
                     else:
-                        hand.append(nccl_hand(args.nccl_iters))
+                        hand.append(nccl_hand(args.nccl_iters, args.nccl_max_bytes, args.nccl_ranks))
             rows.append(compare("nccl", "GB/s", mod, hand, args.tolerance))
     except (Failed, subprocess.SubprocessError, OSError, StopIteration) as e:
         print("compare_by_hand: %s" % (e or type(e).__name__), file=sys.stderr)

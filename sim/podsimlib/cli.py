@@ -6,6 +6,7 @@
     podsim status [--json]                                       what runs; exit 0 only if healthy
     podsim exec NODE -- CMD...                                   run CMD inside a node
     podsim shape NODE NIC (--rate 40gbit | --clear)              tc TBF on a node's link
+    podsim cpu NODE (--limit CPUS | --clear)                      a slow DGX: cap its MPI container's CPU
     podsim switch SWITCH [--show] [--fault K=V]... [--clear-faults] [--cli LINE]...
                                                                  a fake switch: config, faults, CLI lines
     podsim fault list | inject NAME [NODE] | clear NAME [NODE] | clear all
@@ -32,7 +33,7 @@ from .down import cmd_down
 from .slurm import SCHEDULERS
 from .switches import SWITCH_FAULTS
 from .up import cmd_up
-from .verbs import cmd_exec, cmd_fault, cmd_gpu, cmd_inventory, cmd_shape, cmd_status, cmd_switch
+from .verbs import cmd_cpu, cmd_exec, cmd_fault, cmd_gpu, cmd_inventory, cmd_shape, cmd_status, cmd_switch
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--rate", help="e.g. 40gbit, 500mbit")
     g.add_argument("--clear", action="store_true")
     p.set_defaults(func=cmd_shape)
+    p = sub.add_parser("cpu", help="a slow DGX: cap its MPI container's CPU (cgroup CFS quota)")
+    p.add_argument("node")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--limit", type=float, metavar="CPUS", help="e.g. 0.1 (a tenth of one core for all its ranks)")
+    g.add_argument("--clear", action="store_true")
+    p.add_argument("--container", default="dgxpod-mpi", help="the MPI container (default dgxpod-mpi)")
+    p.set_defaults(func=cmd_cpu)
     p = sub.add_parser("switch", help="a fake switch: show its config, inject faults, type CLI lines")
     p.add_argument("switch", help="sim-sw1, sim-sw2")
     p.add_argument("--show", action="store_true", help="print the running config (after --cli lines)")

@@ -11,6 +11,7 @@ import podmodel as pm
 import podsim_gpu
 
 from .common import Paths, die, ip_json, log, require_root, state_dir, write_file
+from .cpulimit import apply_cpu_limit
 from .namespaces import netns_list
 from .network import node_link_problems
 from .nodes import node_health
@@ -109,6 +110,31 @@ def cmd_shape(args) -> int:
             st.data.setdefault("shapes", {})[key] = args.rate
         st.save()
     log("%s: %s" % (key, "shaping cleared" if args.clear else "shaped to %s (tbf, both directions)" % args.rate))
+    return 0
+
+
+def cmd_cpu(args) -> int:
+    """A slow DGX: cap (or uncap) its MPI container's CPU (sim/podsimlib/cpulimit.py)."""
+    require_root()
+    paths = Paths(state_dir())
+    with Lock(paths):
+        st = State(paths)
+        if not st.data.get("nodes"):
+            die("the pod is down")
+        if not args.node.startswith("sim-dgx"):
+            die("%s is not a DGX: a CPU limit slows a DGX's MPI container" % args.node)
+        cpus = None if args.clear else args.limit
+        try:
+            apply_cpu_limit(anchor_of(args.node), st.data.get("engine", "podman"), args.container, cpus)
+        except (OSError, ValueError) as e:
+            die("%s: %s" % (args.node, e))
+        limits = st.data.setdefault("cpu_limits", {})
+        if cpus is None:
+            limits.pop(args.node, None)
+        else:
+            limits[args.node] = cpus
+        st.save()
+    log("%s %s: %s" % (args.node, args.container, "CPU limit cleared" if cpus is None else "limited to %s CPU" % cpus))
     return 0
 
 

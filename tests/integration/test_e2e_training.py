@@ -56,3 +56,21 @@ def test_training_makes_the_dataset_once_trains_through_every_mount_and_a_slow_s
     bound = checks["train_storage_bound"][0]
     assert bound["status"] == "fail" and "storage limits training" in bound["cause"], bound
     assert "-> sim-isilon2 (198.18.66.212)" in bound["cause"], bound
+
+
+@pytest.mark.long  # a second fault of a stage that CI already covers: `make test-long`
+def test_a_slow_dgx_is_named_by_train_relative(converged):
+    # sim-dgx3's MPI container capped to 0.05 CPU (`podsim cpu`): its ranks' own work slows, nothing else
+    run(PODSIM, "cpu", "sim-dgx3", "--limit", "0.05", check=True)
+    try:
+        res = run("ansible-playbook", "validate.yml", "--tags", "training", timeout=900)
+        TIMINGS["validate.yml --tags training (one DGX at 0.05 CPU)"] = res.elapsed
+    finally:
+        run(PODSIM, "cpu", "sim-dgx3", "--clear", check=True)
+    assert res.returncode != 0, res.stdout[-5000:]
+    _, checks = training_checks()
+    bad = [c for c in checks["train_relative"] if c["status"] != "pass"]
+    assert bad and {c["host"] for c in bad} == {"sim-dgx3"}, checks["train_relative"]
+    assert all(c["status"] == "fail" and "sim-dgx3:" in c["cause"] for c in bad), bad
+    assert "the node itself is slow" in bad[0]["cause"], bad[0]
+    assert all(c["status"] == "pass" for c in checks["train_converges"] + checks["train_storage_bound"])

@@ -9,7 +9,12 @@ file list (FILES.txt) in a fixed order, so a second pass reads the same files th
 
 Every step is timed: the time spent waiting for the next batch (data), the whole step, and the rank's
 own work (data wait + forward + optimizer step: everything but the backward pass, where DDP's all-reduce
-makes every rank wait for the slowest - so a slow node shows in its own figure, not in everyone's). The first
+makes every rank wait for the slowest - so a slow node shows in its own figure, not in everyone's). DDP runs
+with ``broadcast_buffers=False``: by default every forward starts by broadcasting rank 0's BatchNorm running
+statistics, a collective that made every rank's "own work" wait for the slowest rank (measured on the
+pod-in-a-box: one DGX capped to 0.02 CPU cut three nodes' own work to its level). In training mode BatchNorm
+normalises with the batch's own statistics, so the running statistics (used only for evaluation, which this
+job does not do) being each rank's own changes neither the loss nor the gradients. The first
 ``--warmup`` steps are not measured; the measured window runs between two barriers. At the end every rank
 prints one line ``DGXPOD_TRAIN {json}`` (module_utils/training_parse.py reads it); a rank that fails prints
 ``DGXPOD_TRAIN_ERROR {json}`` and exits 1. Local rank 0 samples ``nvidia-smi`` during the window when
@@ -170,7 +175,9 @@ def run(args, rank, world, local, host):
     model = model.to(device)
     if args.device == "cuda":
         model = model.to(memory_format=torch.channels_last)
-    ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local] if args.device == "cuda" else None)
+    # no collective in the forward pass (the module docstring): a rank's own work is its own
+    ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local] if args.device == "cuda" else None,
+                                              broadcast_buffers=False)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     scaler = torch.cuda.amp.GradScaler(enabled=args.amp and args.device == "cuda")
     lossf = nn.CrossEntropyLoss()
