@@ -31,6 +31,11 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+try:  # module scope, so Mitogen's module finder ships it too (module_utils/stages.py)
+    from ansible.module_utils.pod_catalog import DGX_MODELS
+except ImportError:  # plain Python
+    from pod_catalog import DGX_MODELS  # type: ignore
+
 DEFAULTS: Dict[str, Any] = {
     "partition": "dgx",
     "mpi_default": "none",
@@ -196,10 +201,6 @@ def render_gres_conf(plan: Mapping[str, Any]) -> str:
 
 def nodes_from_pod(pod: Any, gpu_device_prefix: str = "/dev/nvidia") -> List[Dict[str, Any]]:
     """[{name, address, gpus, dgx_model}] of the DGX of a ``pod_types.Pod``, in the inventory's order."""
-    try:  # as an Ansible module_util
-        from ansible.module_utils.pod_catalog import DGX_MODELS
-    except ImportError:  # plain Python
-        from pod_catalog import DGX_MODELS  # type: ignore
     out = []
     for host in pod.dgx:
         nic = pod.primary_nic(host.name)

@@ -17,6 +17,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
+try:  # module scope, so Mitogen's module finder ships it too (module_utils/stages.py)
+    from ansible.module_utils.checks import CheckResult
+except ImportError:  # plain Python
+    from checks import CheckResult  # type: ignore
+
 PREFIX = "dgxpod "
 # The slurm stage's own checks (validate.yml --tags slurm): a node drained or down in Slurm fails them, and
 # draining it "because it is drained" would replace its reason (an administrator's, or the cause a previous
@@ -106,10 +111,6 @@ def slurm_check_results(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[s
     """One ``slurm_node`` check per DGX (module_utils/checks.py's CheckResult): pass when Slurm knows it, it
     responds and it is idle/allocated/mixed/completing; fail naming the state and the reason (drained,
     draining, down, invalid, not responding, not in slurm.conf)."""
-    try:  # as an Ansible module_util
-        from ansible.module_utils.checks import CheckResult
-    except ImportError:  # plain Python
-        from checks import CheckResult  # type: ignore
     out = []
     for node in dgx:
         s = states.get(node)

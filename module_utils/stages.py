@@ -16,9 +16,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+# The stages' evaluators are imported at module scope: Mitogen's module finder ships only the imports it sees
+# there (mitogen.imports.codeobj_imports ignores function-local ones), so an import inside registry() made
+# pod_report_write fail under the mitogen_linear strategy (docs/benchmarks.md).
 try:  # as an Ansible module_util
+    from ansible.module_utils import drift_eval, gpu_eval, nccl_eval, slurm_eval, switch_eval, training_eval
     from ansible.module_utils.checks import CheckResult, apply_simulated_policy
 except ImportError:  # pragma: no cover - plain import (tests, filters)
+    import drift_eval  # type: ignore
+    import gpu_eval  # type: ignore
+    import nccl_eval  # type: ignore
+    import slurm_eval  # type: ignore
+    import switch_eval  # type: ignore
+    import training_eval  # type: ignore
     from checks import CheckResult, apply_simulated_policy  # type: ignore
 
 Evaluate = Callable[[Dict[str, Any], Dict[str, Any], Dict[str, Any]], List[CheckResult]]
@@ -39,17 +49,7 @@ class Stage:
 
 
 def registry() -> List[Stage]:
-    """Every stage, in report order. Imported here (not at module load) so a stage's code is only read
-    when a report is written."""
-    try:
-        from ansible.module_utils import drift_eval, gpu_eval, nccl_eval, slurm_eval, switch_eval, training_eval
-    except ImportError:  # pragma: no cover - plain import (tests, filters)
-        import drift_eval  # type: ignore
-        import gpu_eval  # type: ignore
-        import nccl_eval  # type: ignore
-        import slurm_eval  # type: ignore
-        import switch_eval  # type: ignore
-        import training_eval  # type: ignore
+    """Every stage, in report order."""
     stages: List[Stage] = [
         Stage("gpu", "gpu", "GPU and node health", gpu_eval.evaluate, gpu_eval.markdown, gpu_eval.html),
         Stage("drift", "drift", "drift", drift_eval.evaluate, drift_eval.markdown, drift_eval.html),

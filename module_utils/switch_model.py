@@ -16,6 +16,11 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Dict, List, Optional
 
+try:  # module scope, so Mitogen's module finder ships it too (module_utils/stages.py)
+    from ansible.module_utils.pod_model import Finding
+except ImportError:  # plain Python
+    from pod_model import Finding  # type: ignore
+
 try:  # as an Ansible module_util
     from ansible.module_utils.pod_model import (ETHERNET_OVERHEAD, SWITCH_MODELS, check_switch_l3,
                                                 switch_port_mtu, vlan_id)
@@ -282,10 +287,6 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
       face a lossless NIC.
     ``switch_options`` ({switch: switch_config_options}) overrides ``options`` per switch, as the role does with
     each switch's own variables. Each finding names the switch, the port, the host and the NIC."""
-    try:
-        from ansible.module_utils.pod_model import Finding
-    except ImportError:
-        from pod_model import Finding  # type: ignore
     out = []
     index = _PodIndex(model)
     for switch, info in sorted((model.get("hosts") or {}).items()):

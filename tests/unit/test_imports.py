@@ -102,3 +102,25 @@ def test_filters_load_in_a_real_playbook_run(tmp_path):
     assert got["slurm"] == slurm.slurm_drain_plan({}, ["sim-dgx1"])
     assert got["switch"].splitlines()[1] == "hostname sim-sw1"
     assert isinstance(got["training"], dict)
+
+
+def test_module_utils_imports_are_at_module_scope():
+    """Mitogen's module finder (mitogen.imports.codeobj_imports) ships only the imports it sees at module scope:
+    one inside a function made pod_report_write fail under ANSIBLE_STRATEGY=mitogen_linear (module_utils/stages.py).
+    """
+    import ast
+    ours = {f[:-3] for f in os.listdir(os.path.join(ROOT, "module_utils")) if f.endswith(".py")}
+    offenders = []
+    for path in _py_files("module_utils", "library"):
+        tree = ast.parse(open(path).read(), path)
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("ansible.module_utils"):
+                    continue
+                names = [a.name for a in node.names] if node.module == "ansible.module_utils" else [node.module]
+                if any(n.split(".")[-1] in ours for n in names):  # the project's, not Ansible's own (basic, ...)
+                    offenders.append("%s:%d from %s import %s" % (os.path.relpath(path, ROOT), node.lineno,
+                                                                  node.module, names))
+    assert not offenders, offenders
