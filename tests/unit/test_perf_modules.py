@@ -213,7 +213,7 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
 
 @needs
 def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
-    """playbooks/tasks/perf_fio_step.yml on three 'nodes' that are this machine (connection local, a temporary
+    """roles/pod_perf/tasks/fio_step.yml on three 'nodes' that are this machine (connection local, a temporary
     directory per data mount): the reads start at one moment, a failed layout is recorded and not read,
     nothing is left."""
     mnt = tmp_path / "mnt"
@@ -230,7 +230,7 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
                       # 0 jobs: fio refuses the layout ("No job(s) defined") - a node whose layout failed
                       "pod_perf_ctx": {"nodes": {"n1": {"gpus": 2}, "n2": {"gpus": 3}, "n3": {"gpus": 0}}},
                       "pod_perf_fio_steps": []},
-             "tasks": [{"ansible.builtin.include_tasks": os.path.join(ROOT, "playbooks", "tasks", "perf_fio_step.yml"),
+             "tasks": [{"ansible.builtin.include_role": {"name": "pod_perf", "tasks_from": "fio_step"},
                         "loop": "{{ pod_perf_steps }}",
                         "loop_control": {"loop_var": "pod_perf_nodes", "index_var": "pod_perf_step_index"}},
                        {"ansible.builtin.copy": {"content": "{{ pod_perf_fio_steps | to_json }}",

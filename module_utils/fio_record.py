@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+"""The record of one fio step (roles/pod_perf/tasks/fio_step.yml, docs/results.md). Pure functions.
+
+A step runs pod_fio on every node of the step at once: phase=layout (async) and its async_status wait, then
+phase=read (async, only on the nodes whose layout succeeded) and its wait. ``step_record`` reads the four
+registered results and says, per node, what happened - the first thing that went wrong wins:
+
+===========================================  =========  ============================================================
+what                                         status     reason
+===========================================  =========  ============================================================
+the layout launch or its wait unreachable    error      ``<node> unreachable: <msg>``
+the layout never started (no job id)         error      ``fio layout did not start: <msg>``
+the layout wait gave no finished status      error      ``fio layout: <msg or "did not finish">``
+the layout said status != ok                 error      ``layout: <reason or "failed">`` (+ layout, cleanup, seconds)
+the read launch or its wait unreachable      error      ``<node> unreachable: <msg>`` (+ layout)
+the read never started (no job id)           error      ``fio did not start: <msg>`` (+ layout)
+the read wait gave no finished status        error      ``fio: <msg or "did not finish">`` (+ layout)
+otherwise                                    the read's  its reason, result, layout, cleanup, seconds (layout + read,
+                                             status     0.1 s), started_at, late_by
+===========================================  =========  ============================================================
+
+The same data, key for key and in the same order, as the Jinja template it replaced
+(playbooks/tasks/perf_fio_record.j2; tests/unit/test_fio_record.py compares them on recorded cases), so
+results.json does not change by a byte.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+_MISSING = object()
+
+
+def _nth(registered: Any, index: int) -> Dict[str, Any]:
+    """The index-th loop result of a registered task ({} when the task or that result is missing)."""
+    results = registered.get("results") if isinstance(registered, dict) else None
+    if isinstance(results, list) and 0 <= index < len(results) and isinstance(results[index], dict):
+        return results[index]
+    return {}
+
+
+def _get(d: Dict[str, Any], key: str, default: Any) -> Any:
+    """d[key], or default only when the key is absent (a None value stays None, as Jinja's default())."""
+    return d[key] if key in d else default
+
+
+def _num(value: Any) -> float:
+    """A number of seconds: float(value), 0.0 when it is none or not a number (Jinja's float filter)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _finished(waited: Dict[str, Any]) -> bool:
+    return bool(_get(waited, "finished", False)) and "status" in waited
+
+
+def node_record(node: str, layout_job: Dict[str, Any], layout_waited: Dict[str, Any], job: Dict[str, Any],
+                waited: Dict[str, Any]) -> Dict[str, Any]:
+    """One node's record: {status, reason, result[, layout, cleanup, seconds, started_at, late_by]}."""
+    lj, lw, j, w = layout_job, layout_waited, job, waited
+    if _get(lj, "unreachable", False) or _get(lw, "unreachable", False):
+        return {"status": "error", "reason": "%s unreachable: %s" % (node, _get(lj, "msg", _get(lw, "msg", ""))),
+                "result": {}}
+    if "ansible_job_id" not in lj:
+        return {"status": "error", "reason": "fio layout did not start: %s" % (_get(lj, "msg", ""),), "result": {}}
+    if not _finished(lw):
+        return {"status": "error", "reason": "fio layout: %s" % (_get(lw, "msg", "did not finish"),), "result": {}}
+    layout = _get(lw, "layout", {})
+    if lw["status"] != "ok":
+        return {"status": "error", "reason": "layout: %s" % (_get(lw, "reason", "failed"),), "result": {},
+                "layout": layout, "cleanup": _get(lw, "cleanup", None), "seconds": _get(lw, "seconds", None)}
+    if _get(j, "unreachable", False) or _get(w, "unreachable", False):
+        return {"status": "error", "reason": "%s unreachable: %s" % (node, _get(j, "msg", _get(w, "msg", ""))),
+                "result": {}, "layout": layout}
+    if "ansible_job_id" not in j:
+        return {"status": "error", "reason": "fio did not start: %s" % (_get(j, "msg", ""),), "result": {},
+                "layout": layout}
+    if not _finished(w):
+        return {"status": "error", "reason": "fio: %s" % (_get(w, "msg", "did not finish"),), "result": {},
+                "layout": layout}
+    return {"status": w["status"], "reason": _get(w, "reason", None), "result": _get(w, "result", {}),
+            "layout": layout, "cleanup": _get(w, "cleanup", None),
+            "seconds": round(_num(_get(lw, "seconds", 0)) + _num(_get(w, "seconds", 0)), 1),
+            "started_at": _get(w, "started_at", None), "late_by": _get(w, "late_by", None)}
+
+
+def step_record(nodes: Sequence[str], layout_jobs: Any, layout_waited: Any = None, jobs: Any = None,
+                waited: Any = None, start_at: Optional[Any] = None) -> Dict[str, Any]:
+    """One fio step: {nodes, results: {node: node_record}, start_at}. The four registered results are those of the
+    step's loops over ``nodes`` (layout, wait for the layouts, read, wait for the reads), in that order; any may
+    be None (not run)."""
+    names: List[str] = list(nodes)
+    results = {h: node_record(h, _nth(layout_jobs, i), _nth(layout_waited, i), _nth(jobs, i), _nth(waited, i))
+               for i, h in enumerate(names)}
+    return {"nodes": names, "results": results, "start_at": start_at}

@@ -1,0 +1,94 @@
+"""The record of one fio step (module_utils/fio_record.py, filter pod_fio_step_record in roles/pod_perf): decided in
+Python, the same data key for key and in the same order as the Jinja template it replaced, so results.json keeps
+its bytes. The expected records were rendered by that template (fixtures/perf_records/fio_steps.json)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from inventory_util import ROOT
+
+from fio_record import node_record, step_record
+from filter_plugins.perf_record import pod_fio_step_record
+
+FIXTURE = os.path.join(ROOT, "tests", "unit", "fixtures", "perf_records", "fio_steps.json")
+with open(FIXTURE) as _fh:
+    CASES = json.load(_fh)["cases"]
+
+
+def _record(case, fn=step_record):
+    return fn(case["nodes"], case["layout_jobs"], case.get("layout_waited"), case.get("jobs"), case.get("waited"),
+              case.get("start_at"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_same_bytes_as_the_jinja_template(case):
+    assert json.dumps(_record(case)) == json.dumps(case["expected"])
+    assert json.dumps(_record(case, pod_fio_step_record)) == json.dumps(case["expected"])
+
+
+def test_the_cases_cover_every_outcome():
+    reasons = [r["reason"] for c in CASES for r in c["expected"]["results"].values()]
+    for start in ("n1 unreachable: ", "fio layout did not start: ", "fio layout: ", "layout: ", "fio did not start: ",
+                  "fio: ", "fio read phase: "):
+        assert any(str(r).startswith(start) for r in reasons), start
+    assert None in reasons
+
+
+LAUNCHED = {"ansible_job_id": "1.2", "started": 1, "finished": 0}
+LAID_OUT = {"ansible_job_id": "1.2", "finished": 1, "status": "ok", "layout": {"jobs": [1]}, "seconds": 10.04}
+READ = {"ansible_job_id": "3.4", "finished": 1, "status": "ok", "reason": None, "result": {"jobs": [1, 2]},
+        "cleanup": "ok", "seconds": 30.0, "started_at": 100.5, "late_by": None}
+
+
+def test_a_read_that_finished_is_its_own_status_with_both_phases_seconds():
+    got = node_record("n1", LAUNCHED, LAID_OUT, LAUNCHED, READ)
+    assert list(got) == ["status", "reason", "result", "layout", "cleanup", "seconds", "started_at", "late_by"]
+    assert got["status"] == "ok" and got["seconds"] == 40.0 and got["layout"] == {"jobs": [1]}
+    failed = node_record("n1", LAUNCHED, LAID_OUT, LAUNCHED, dict(READ, status="error", reason="EIO"))
+    assert failed["status"] == "error" and failed["reason"] == "EIO"
+
+
+def test_the_first_thing_that_went_wrong_is_the_reason():
+    gone = {"unreachable": True, "msg": "no route"}
+    # an unreachable layout wins over everything after it, even a read that says ok
+    assert node_record("n1", gone, LAID_OUT, LAUNCHED, READ) == {
+        "status": "error", "reason": "n1 unreachable: no route", "result": {}}
+    assert node_record("n1", {}, {}, {}, {})["reason"] == "fio layout did not start: "
+    assert node_record("n1", LAUNCHED, dict(LAID_OUT, finished=0, msg="Retries"), LAUNCHED, READ)["reason"] \
+        == "fio layout: Retries"
+    bad = node_record("n1", LAUNCHED, dict(LAID_OUT, status="error"), LAUNCHED, READ)
+    assert bad["reason"] == "layout: failed" and bad["seconds"] == 10.04 and "started_at" not in bad
+    skipped = {"skipped": True}
+    assert node_record("n1", LAUNCHED, LAID_OUT, skipped, skipped)["reason"] == "fio did not start: "
+    assert node_record("n1", LAUNCHED, LAID_OUT, LAUNCHED, {"ansible_job_id": "3.4", "finished": 1})["reason"] \
+        == "fio: did not finish"
+
+
+def test_a_step_keeps_its_nodes_order_and_start_even_with_missing_waits():
+    got = step_record(("n2", "n1"), {"results": [LAUNCHED]}, None, None, None, 12.5)
+    assert got["nodes"] == ["n2", "n1"] and list(got["results"]) == ["n2", "n1"] and got["start_at"] == 12.5
+    assert got["results"]["n2"]["reason"] == "fio layout: did not finish"
+    assert got["results"]["n1"]["reason"] == "fio layout did not start: "
+
+
+def test_the_filter_gives_the_same_record_in_a_real_playbook_run(tmp_path):
+    """ansible-playbook on localhost (connection local, nobody contacted): the filter loads through the
+    module_utils bootstrap and its record survives Ansible's templating unchanged."""
+    case = CASES[0]
+    play = [{"hosts": "localhost", "gather_facts": False,
+             "vars": {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+                      "c": case},
+             "tasks": [{"ansible.builtin.copy": {
+                 "dest": str(tmp_path / "out.json"), "mode": "0644",
+                 "content": "{{ c.nodes | pod_fio_step_record(c.layout_jobs, c.layout_waited, c.jobs, c.waited,"
+                            " c.start_at) | to_json }}"}}]}]
+    (tmp_path / "play.json").write_text(json.dumps(play))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="False")
+    res = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", "localhost,",
+                          str(tmp_path / "play.json")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert (tmp_path / "out.json").read_text() == json.dumps(case["expected"])
