@@ -17,7 +17,7 @@ description:
   - With I(phase=all) (the default) one call runs both. Several nodes started one after another then read
     at different times (each layout ends when it ends), so a playbook measuring nodes together runs
     I(phase=layout) on all of them, waits, then I(phase=read) on all of them with one common I(start_at),
-    and I(phase=cleanup) on all of them whatever happened (playbooks/tasks/perf_fio_step.yml).
+    and I(phase=cleanup) on all of them whatever happened (roles/pod_perf/tasks/fio_step.yml).
   - The files (named after the host, so nodes sharing an export never collide) and the job files are
     B(always removed), also after a failure or a timeout - except after a successful I(phase=layout), which
     keeps them for I(phase=read). Every step is bounded - a directory that does
