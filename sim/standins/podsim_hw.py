@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """HARDWARE STAND-INS for the pod-in-a-box simulator -- test doubles, NOT the real tools.
 
+One file on purpose (~800 lines): the seven tools are symlinks to it (argv[0] picks the tool), bind-mounted
+as one directory into each simulated node, sharing one state file and its helpers; a package would have to
+be importable from every node's private mount namespace, for no gain in clarity.
+
 The simulator has no GPUs and no ConnectX adapters.  These stand-ins play `nvidia-smi`, `ibdev2netdev`,
 `ibv_devinfo`, `mlxconfig`, `mlnx_qos`, `cma_roce_mode` and `ofed_info` inside simulated DGX nodes only: the
 simulator bind-mounts this directory over /usr/local/sbin in each DGX node's private mount namespace

@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """SPECTRUM SCALE STAND-INS for the pod-in-a-box simulator -- test doubles, NOT IBM's mm* commands.
 
+One file on purpose (~580 lines): the thirteen mm* commands and podsim-scale are symlinks to it (argv[0] picks
+the tool), bind-mounted as one directory into each simulated node, sharing one state file and its helpers; a
+package would have to be importable from every node's private mount namespace, for no gain in clarity.
+
 The simulator has no Spectrum Scale cluster.  These stand-ins play `mmlscluster`, `mmgetstate`,
 `mmlsconfig`, `mmlslicense`, `mmlsmount`, `mmaddnode`, `mmchlicense`, `mmchconfig`, `mmstartup`,
 `mmshutdown`, `mmmount`, `mmumount` and `mmbuildgpl`: each is a symlink to this file, argv[0] picks the
