@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 from host_checks import (identity_check, identity_problems, mpi_containers_check, network_check, nfs_mounts_check,
-                         switch_config_summary, switch_validation_record)
+                         read_record, switch_config_summary, switch_validation_record)
 
 
 def pod_identity_check(host, hostname, interfaces, nics, check_hostname=True, check_nics=True):
@@ -18,4 +18,4 @@ class FilterModule:
         return {"pod_identity_check": pod_identity_check, "pod_identity_problems": identity_problems,
                 "dgx_network_check": network_check, "nfs_mounts_check": nfs_mounts_check,
                 "mpi_containers_check": mpi_containers_check, "switch_config_summary": switch_config_summary,
-                "switch_validation_record": switch_validation_record}
+                "switch_validation_record": switch_validation_record, "pod_read_record": read_record}

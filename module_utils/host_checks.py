@@ -22,7 +22,8 @@ IDENTITY_LAYOUT = ("check", "host", "hostname", "hostname_ok", "missing_nics", "
 
 
 def _missing(wanted: Sequence[str], present: Sequence[str]) -> List[str]:
-    """The names of ``wanted`` that are not in ``present``, once each, in ``wanted``'s order."""
+    """The names of ``wanted`` that are not in ``present``, once each, in ``wanted``'s order (the YAML this
+    replaced used Jinja's ``difference``, a set: the same names in an order that changed from run to run)."""
     out: List[str] = []
     for name in wanted:
         if name not in present and name not in out:
@@ -135,3 +136,15 @@ def switch_validation_record(host: str, platform: str, structured: Mapping[str, 
     else:
         out["result"] = {k: v for k, v in readings.items() if k in SWITCH_READINGS}
     return out
+
+
+def read_record(result: Optional[Mapping[str, Any]], key: str = "nodes") -> Dict[str, Any]:
+    """What a registered read-only task gave, for a stage record that its evaluator decides (e.g.
+    pod_stages.slurm, module_utils/slurm_eval.py): ``{key: the reading, error: None, unreachable: False}``, or,
+    when the task failed or its host was unreachable, ``{key: None, error: its message ('failed' without one),
+    unreachable: ...}``."""
+    result = result or {}
+    unreachable = bool(result.get("unreachable", False))
+    if result.get("failed", False) or unreachable:
+        return {key: None, "error": result.get("msg", "failed"), "unreachable": unreachable}
+    return {key: result.get(key), "error": None, "unreachable": False}

@@ -8,7 +8,7 @@ import importlib
 import pytest
 from checks import STATUSES, CheckResult
 from host_checks import (identity_check, identity_problems, mpi_containers_check, network_check, nfs_mounts_check,
-                         switch_config_summary, switch_validation_record)
+                         read_record, switch_config_summary, switch_validation_record)
 
 checks_filters = importlib.import_module("filter_plugins.checks")
 
@@ -135,4 +135,19 @@ def test_switch_validation_record_keeps_readings_or_the_error():
 def test_filter_module_exposes_every_decision():
     names = checks_filters.FilterModule().filters()
     assert set(names) == {"pod_identity_check", "pod_identity_problems", "dgx_network_check", "nfs_mounts_check",
-                          "mpi_containers_check", "switch_config_summary", "switch_validation_record"}
+                          "mpi_containers_check", "switch_config_summary", "switch_validation_record",
+                          "pod_read_record"}
+
+
+# -- stage records of a read-only task --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("result, want", [
+    ({"changed": False, "nodes": {"dgx-1": {"state": "idle"}}},
+     {"nodes": {"dgx-1": {"state": "idle"}}, "error": None, "unreachable": False}),
+    ({"failed": True, "msg": "scontrol: refused"}, {"nodes": None, "error": "scontrol: refused", "unreachable": False}),
+    ({"failed": True}, {"nodes": None, "error": "failed", "unreachable": False}),
+    ({"unreachable": True, "msg": "no route"}, {"nodes": None, "error": "no route", "unreachable": True}),
+])
+def test_read_record(result, want):
+    got = read_record(result, "nodes")
+    assert got == want and list(got) == ["nodes", "error", "unreachable"]
