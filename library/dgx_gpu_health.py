@@ -14,9 +14,10 @@ description:
     GPUDirect RDMA peer-memory module C(nvidia_peermem) or C(nv_peer_mem)), the HCAs' firmware and PCIe link
     (sysfs), the OFED/DOCA version (C(ofed_info -s)) and, on NVSwitch systems, whether
     C(nvidia-fabricmanager) is active.
-  - Parses everything with module_utils/gpu_parse.py and returns C(ansible_facts.dgx_gpu). A tool that fails,
-    times out or prints something unreadable is listed in C(dgx_gpu.errors) with its own message (the
-    evaluation reports it as an error naming the node and the tool); it is never passed silently.
+  - Parses everything with module_utils/gpu_parse.py (dcgmi with module_utils/dcgm_parse.py) and returns
+    C(ansible_facts.dgx_gpu). A tool that fails, times out or prints something unreadable is listed in
+    C(dgx_gpu.errors) with its own message (the evaluation reports it as an error naming the node and the
+    tool); it is never passed silently.
   - Changes nothing (check mode is supported and behaves the same). Evaluation happens on the controller
     (module_utils/gpu_eval.py, docs/validation.md "GPU and node health").
 options:
@@ -107,9 +108,9 @@ import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.gpu_parse import (GpuParseError, parse_dcgmi_diag, parse_nvlink_errors,
-                                            parse_nvlink_status, parse_proc_modules, parse_smi_xml,
-                                            parse_topo_matrix, peermem_module)
+from ansible.module_utils.dcgm_parse import parse_dcgmi_diag
+from ansible.module_utils.gpu_parse import (GpuParseError, parse_nvlink_errors, parse_nvlink_status,
+                                            parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
 from ansible.module_utils.hw_parsers import read_sysfs
 
 

@@ -206,14 +206,11 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import (missing_node_or_connect, mpi_container_argument_spec, mpirun_argv,
+from ansible.module_utils.mpi_job import (module_slurm_start, module_targets, mpi_job_argument_spec, mpirun_argv,
                                           read_env_file, run_job, timeout_argv)
 from ansible.module_utils.nccl_parse import ParseError, parse_nccl_tests, parse_nccl_transport, transport_facts
 from ansible.module_utils.ngc_container import classify_ssh
-from ansible.module_utils.slurm_job import SlurmJobError
-from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
 from ansible.module_utils.slurm_launch import settle as slurm_settle
-from ansible.module_utils.slurm_launch import start as slurm_start
 from ansible.module_utils.slurm_launch import wait_s as slurm_wait_s
 
 
@@ -242,9 +239,8 @@ def nccl_args(p):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            mpi_container_argument_spec(),
-            targets=dict(type="list", elements="dict", required=True),
+        argument_spec=mpi_job_argument_spec(
+            "targets",
             ranks_per_node=dict(type="int", default=8),
             collective=dict(type="str", choices=["all_reduce", "all_gather", "reduce_scatter"],
                             default="all_reduce"),
@@ -264,17 +260,11 @@ def main():
             env=dict(type="dict", default={}),
             mpirun_extra=dict(type="list", elements="str", default=[]),
             fail_on_error=dict(type="bool", default=False),
-            **SLURM_ARGUMENT_SPEC,
         ),
         supports_check_mode=True,
     )
     p = module.params
-    targets = p["targets"]
-    bad = missing_node_or_connect(targets, "targets")
-    if bad:
-        module.fail_json(msg=bad)
-    nodes = [t["node"] for t in targets]
-    hosts = {t["node"]: t["connect"] for t in targets}
+    targets, nodes, hosts = module_targets(module, "targets")
     env = {}
     if p["env_file"] and os.path.exists(p["env_file"]):
         try:
@@ -292,11 +282,7 @@ def main():
     inner = timeout_argv(p["timeout"] + 5, inner)
     engine = module.get_bin_path(p["engine"], required=not module.check_mode) or p["engine"]
     exec_base = [engine] + p["engine_args"] + ["exec", p["container"]]
-    try:
-        prefix, slurm = slurm_start(p, nodes, "dgxpod-nccl-%s" % nodes[0], p["timeout"],
-                                    lambda b: module.get_bin_path(b, required=not module.check_mode))
-    except SlurmJobError as e:
-        module.fail_json(msg="scheduler=slurm: %s" % e)
+    prefix, slurm = module_slurm_start(module, nodes, "dgxpod-nccl-%s" % nodes[0], p["timeout"])
     result = {"changed": False, "ok": False, "nodes": nodes, "rows": [], "transport": None, "ranks": {},
               "failed_hosts": {}, "failed_ranks": {}, "backend": None, "cmd": prefix + exec_base + inner,
               "cleanup": {}, "last_lines": [], "slurm": slurm}

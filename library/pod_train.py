@@ -136,21 +136,15 @@ seconds:
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from ansible.module_utils.mpi_job import (cleanup, missing_node_or_connect, mpi_container_argument_spec,
+    from ansible.module_utils.mpi_job import (cleanup, module_slurm_start, module_targets, mpi_job_argument_spec,
                                               mpirun_argv, run_job, timeout_argv)
-    from ansible.module_utils.slurm_job import SlurmJobError
-    from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
     from ansible.module_utils.slurm_launch import settle as slurm_settle
-    from ansible.module_utils.slurm_launch import start as slurm_start
     from ansible.module_utils.slurm_launch import wait_s as slurm_wait_s
     from ansible.module_utils.training_parse import parse_output, summarize
 except ImportError:  # pragma: no cover - tests
-    from mpi_job import (cleanup, missing_node_or_connect, mpi_container_argument_spec,  # type: ignore
+    from mpi_job import (cleanup, module_slurm_start, module_targets, mpi_job_argument_spec,  # type: ignore
                          mpirun_argv, run_job, timeout_argv)
-    from slurm_job import SlurmJobError  # type: ignore
-    from slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC  # type: ignore
     from slurm_launch import settle as slurm_settle  # type: ignore
-    from slurm_launch import start as slurm_start  # type: ignore
     from slurm_launch import wait_s as slurm_wait_s  # type: ignore
     from training_parse import parse_output, summarize  # type: ignore
 
@@ -214,9 +208,8 @@ def explain(p, run, parsed):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            mpi_container_argument_spec(),
-            hosts=dict(type="list", elements="dict", required=True),
+        argument_spec=mpi_job_argument_spec(
+            "hosts",
             ranks_per_node=dict(type="int", default=1),
             master_addr=dict(type="str", default=""),
             master_port=dict(type="int", default=29533),
@@ -228,31 +221,22 @@ def main():
             python=dict(type="str", default="python3"),
             timeout=dict(type="int", default=900),
             fail=dict(type="bool", default=True),
-            **SLURM_ARGUMENT_SPEC,
         ),
         supports_check_mode=True,
     )
     p = module.params
-    hosts = p["hosts"]
-    bad = missing_node_or_connect(hosts, "hosts")
-    if bad:
-        module.fail_json(msg="pod_train: " + bad)
+    hosts, nodes, connect = module_targets(module, "hosts", prefix="pod_train: ")
     argv = timeout_argv(p["timeout"], mpirun_argv([h["connect"] for h in hosts], p["tcp_if"], p["port"],
                                                   command=script_argv(p), ranks_per_node=p["ranks_per_node"],
                                                   env=p["env"]))
     exec_base = [p["engine"]] + list(p["engine_args"]) + ["exec", p["container"]]
-    nodes = [h["node"] for h in hosts]
-    try:
-        prefix, slurm = slurm_start(p, nodes, "dgxpod-train-%s" % nodes[0], p["timeout"] + 30,
-                                    lambda b: module.get_bin_path(b, required=not module.check_mode))
-    except SlurmJobError as e:
-        module.fail_json(msg="scheduler=slurm: %s" % e)
+    prefix, slurm = module_slurm_start(module, nodes, "dgxpod-train-%s" % nodes[0], p["timeout"] + 30)
     out = dict(changed=False, ok=False, error="", failed_nodes={}, argv=prefix + exec_base + argv, seconds=0.0,
                slurm=slurm)
     if module.check_mode:
         out["error"] = "check mode: not run"
         module.exit_json(**out)
-    run = run_job(exec_base, argv, p["timeout"] + 30 + slurm_wait_s(slurm), {h["node"]: h["connect"] for h in hosts},
+    run = run_job(exec_base, argv, p["timeout"] + 30 + slurm_wait_s(slurm), connect,
                   hosts[0]["node"], kill_pattern="dgxpod_train.py", port=p["port"], prefix=prefix)
     refused = slurm_settle(run, nodes, slurm, module.get_bin_path)
     if refused:
@@ -263,7 +247,7 @@ def main():
         module.exit_json(**out)
     if run.get("rc") in (124, 137) and not run.get("timed_out"):  # the in-container `timeout` stopped mpirun
         run["timed_out"] = True
-        run["cleanup"] = cleanup(exec_base, {h["node"]: h["connect"] for h in hosts}, hosts[0]["node"],
+        run["cleanup"] = cleanup(exec_base, connect, hosts[0]["node"],
                                  "dgxpod_train.py", p["port"])
     out["seconds"] = run.get("seconds")
     parsed = None

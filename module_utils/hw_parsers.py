@@ -22,11 +22,11 @@ from typing import Any, Dict, List, Optional, Tuple
 try:  # as an Ansible module_util
     from ansible.module_utils.mlx_parse import (mlxconfig_link_types, parse_mlnx_qos, parse_mlxconfig_query,
                                                 split_mlx_value)
-    from ansible.module_utils.parse_util import ParseError, _complete_lines, _int, _lines
+    from ansible.module_utils.parse_util import ParseError, _complete_lines, _content_lines, _int, _lines
     from ansible.module_utils.smi_parse import parse_nvidia_smi_list, parse_nvidia_smi_query
 except ImportError:  # plain Python (filter plugins, tests)
     from mlx_parse import mlxconfig_link_types, parse_mlnx_qos, parse_mlxconfig_query, split_mlx_value  # type: ignore
-    from parse_util import ParseError, _complete_lines, _int, _lines  # type: ignore
+    from parse_util import ParseError, _complete_lines, _content_lines, _int, _lines  # type: ignore
     from smi_parse import parse_nvidia_smi_list, parse_nvidia_smi_query  # type: ignore
 
 # The nvidia-smi parsers live in smi_parse, mlxconfig/mlnx_qos in mlx_parse; callers may import them from here.
@@ -63,10 +63,7 @@ def parse_ibdev2netdev(text: str) -> List[Dict[str, Any]]:
     ``state`` is the netdev's carrier (Up/Down; None in the old ``<===>`` style); ``port_state`` the IB port
     state. Blank lines are skipped; any other line that does not parse raises ParseError."""
     out = []
-    for n, line in _complete_lines("ibdev2netdev", text):
-        s = line.strip()
-        if not s:
-            continue
+    for n, line, s in _content_lines("ibdev2netdev", text):
         m = _IBDEV_VERBOSE.match(s)
         if m:
             d = {"rdma_device": m["dev"], "port": int(m["port"]), "netdev": m["netdev"] or None,
@@ -151,10 +148,7 @@ def parse_ibv_devinfo(text: str) -> List[Dict[str, Any]]:
     dev: Optional[Dict[str, Any]] = None
     port: Optional[Dict[str, Any]] = None
     last_key: Optional[Tuple[Dict[str, Any], str]] = None
-    for n, line in _complete_lines(tool, text):
-        s = line.strip()
-        if not s:
-            continue
+    for n, line, s in _content_lines(tool, text):
         if s.lower().startswith("no ib devices found"):
             continue
         g = _GID_LINE.match(s.lstrip("*"))

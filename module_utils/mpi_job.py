@@ -24,12 +24,18 @@ import shlex
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:  # as an Ansible module_util
     from ansible.module_utils.nccl_parse import RANK_LINE, TESTS_FAIL
+    from ansible.module_utils.slurm_job import SlurmJobError
+    from ansible.module_utils.slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
+    from ansible.module_utils.slurm_launch import start as slurm_start
 except ImportError:  # pragma: no cover - plain import (tests)
     from nccl_parse import RANK_LINE, TESTS_FAIL  # type: ignore
+    from slurm_job import SlurmJobError  # type: ignore
+    from slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC  # type: ignore
+    from slurm_launch import start as slurm_start  # type: ignore
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -47,6 +53,17 @@ def mpi_container_argument_spec() -> Dict[str, Dict[str, Any]]:
     )
 
 
+def mpi_job_argument_spec(targets: str, **options: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """The argument spec of a module that runs one MPI job over the containers (pod_nccl, pod_train): the
+    shared container options, ``targets`` (the launch targets, a required list of {node, connect}), the
+    module's own ``options``, then the scheduler options (slurm_launch.ARGUMENT_SPEC)."""
+    spec = mpi_container_argument_spec()
+    spec[targets] = dict(type="list", elements="dict", required=True)
+    spec.update(options)
+    spec.update(SLURM_ARGUMENT_SPEC)
+    return spec
+
+
 def missing_node_or_connect(entries: Any, what: str) -> Optional[str]:
     """Why a module's list of launch targets (pod_nccl's ``targets``, pod_train's ``hosts``: dicts with ``node``,
     the inventory/Slurm name, and ``connect``, what ssh and mpirun use) cannot be used, or None."""
@@ -56,6 +73,28 @@ def missing_node_or_connect(entries: Any, what: str) -> Optional[str]:
         if not isinstance(e, dict) or not e.get("node") or not e.get("connect"):
             return "every entry of %s needs node and connect, got %r" % (what, e)
     return None
+
+
+def module_targets(module: Any, key: str, prefix: str = "") -> Tuple[List[Dict[str, Any]], List[str], Dict[str, str]]:
+    """(entries, nodes, {node: connect}) of the module option ``key`` (pod_nccl's ``targets``, pod_train's
+    ``hosts``); fails the module with ``prefix`` + :func:`missing_node_or_connect`'s reason when unusable."""
+    entries = module.params[key]
+    bad = missing_node_or_connect(entries, key)
+    if bad:
+        module.fail_json(msg=prefix + bad)
+    return entries, [e["node"] for e in entries], {e["node"]: e["connect"] for e in entries}
+
+
+def module_slurm_start(module: Any, nodes: Sequence[str], job_name: str,
+                       timeout_s: float) -> Tuple[List[str], Optional[Dict[str, Any]]]:
+    """slurm_launch.start for a module (binaries looked up on the node; not required in check mode); a job
+    Slurm would misread fails the module with ``scheduler=slurm: <why>``."""
+    try:
+        return slurm_start(module.params, nodes, job_name, timeout_s,
+                           lambda b: module.get_bin_path(b, required=not module.check_mode))
+    except SlurmJobError as e:
+        module.fail_json(msg="scheduler=slurm: %s" % e)
+        raise  # not reached: fail_json exits
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -35,6 +35,11 @@ def _complete_lines(tool: str, text: str) -> List[Tuple[int, str]]:
     return lines
 
 
+def _content_lines(tool: str, text: str) -> List[Tuple[int, str, str]]:
+    """(line number, line, the line stripped) for every line of ``_complete_lines`` that is not blank."""
+    return [(n, line, line.strip()) for n, line in _complete_lines(tool, text) if line.strip()]
+
+
 def _int(tool: str, value: str, line_no: int, line: str) -> int:
     try:
         return int(value, 0) if value.lower().startswith("0x") else int(value)

@@ -9,9 +9,9 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 try:  # as an Ansible module_util
-    from ansible.module_utils.parse_util import ParseError, _complete_lines
+    from ansible.module_utils.parse_util import ParseError, _complete_lines, _content_lines
 except ImportError:  # plain Python (filter plugins, tests)
-    from parse_util import ParseError, _complete_lines  # type: ignore
+    from parse_util import ParseError, _complete_lines, _content_lines  # type: ignore
 
 
 # --------------------------------------------------------------------------- nvidia-smi
@@ -79,10 +79,7 @@ def parse_nvidia_smi_list(text: str) -> List[Dict[str, Any]]:
     """``nvidia-smi -L``: [{"index": 0, "name": "Tesla V100-SXM2-32GB", "uuid": "GPU-...", "mig": [...]}]."""
     gpus: List[Dict[str, Any]] = []
     _smi_errors(_complete_lines("nvidia-smi -L", text))
-    for n, line in _complete_lines("nvidia-smi -L", text):
-        s = line.strip()
-        if not s:
-            continue
+    for n, line, s in _content_lines("nvidia-smi -L", text):
         m = _LIST_GPU.match(s)
         if m:
             gpus.append({"index": int(m["index"]), "name": m["name"], "uuid": m["uuid"], "mig": []})

@@ -64,3 +64,16 @@ def edit_yaml(path: str, change: Callable[[Any], Any]) -> None:
 
 def texts(findings, severity: str = "error") -> List[str]:
     return [f.format() for f in findings if f.severity == severity]
+
+
+def error_finding(inv, findings, want_file, want_key, want_msg, want_fix):
+    """The error finding for ``want_key`` whose message has ``want_msg``: it says ``want_fix``, names the file
+    (``want_file`` under ``inv``) it is in and formats as ``ERROR <key> ... Fix: ...``."""
+    match = [f for f in findings if f.severity == "error" and f.key() == want_key and want_msg in f.message]
+    assert match, "no error for %s with %r; got:\n%s" % (want_key, want_msg, "\n".join(texts(findings)))
+    f = match[0]
+    assert want_fix in f.fix, f.format()
+    assert f.source and os.path.abspath(f.source.split(":")[0]) == os.path.join(inv, want_file), f.format()
+    text = f.format()
+    assert text.startswith("ERROR ") and want_key in text and "Fix:" in text
+    return f

@@ -7,8 +7,9 @@ import json
 import os
 
 import pytest
-from gpu_parse import (GpuParseError, nvlinks_from_topo, parse_dcgmi_diag, parse_lspci_link, parse_nvlink_errors,
-                       parse_nvlink_status, parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
+from dcgm_parse import parse_dcgmi_diag
+from gpu_parse import (GpuParseError, nvlinks_from_topo, parse_lspci_link, parse_nvlink_errors, parse_nvlink_status,
+                       parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "gpu")
 

@@ -12,7 +12,8 @@ import json
 import os
 
 import pytest
-from gpu_parse import parse_dcgmi_diag, parse_smi_xml
+from dcgm_parse import parse_dcgmi_diag
+from gpu_parse import parse_smi_xml
 from pod_eval import build_results
 from report_render import render_html, render_markdown
 from stages import registry

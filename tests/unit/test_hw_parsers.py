@@ -8,6 +8,7 @@ import os
 import pytest
 
 from inventory_util import ROOT
+from refusal import assert_refused
 
 hp = importlib.import_module("hw_parsers")
 hw = importlib.import_module("podsim_hw")
@@ -295,9 +296,7 @@ def test_nvidia_smi_values_are_checked(text, fields, words):
     ("GPU 0: Tesla V100 (UUID: GPU-1234)\nGPU one\n", None, "nvidia-smi -L output line 2"),
 ])
 def test_nvidia_smi_malformed(text, fields, words):
-    with pytest.raises(hp.ParseError) as e:
-        hp.parse_nvidia_smi_query(text, fields)
-    assert words in str(e.value) and str(e.value).startswith("nvidia-smi")
+    assert_refused(hp.parse_nvidia_smi_query, text, "nvidia-smi", words, fields)
 
 
 # --------------------------------------------------------------------------- mlxconfig
@@ -361,9 +360,7 @@ def test_mlxconfig_standin(state):
     ("hello world\n", "line 1: expected 'Device #1:'"),
 ])
 def test_mlxconfig_malformed(text, words):
-    with pytest.raises(hp.ParseError) as e:
-        hp.parse_mlxconfig_query(text)
-    assert words in str(e.value) and str(e.value).startswith("mlxconfig")
+    assert_refused(hp.parse_mlxconfig_query, text, "mlxconfig", words)
 
 
 # --------------------------------------------------------------------------- mlnx_qos
@@ -432,9 +429,7 @@ def test_mlnx_qos_standin_prints_the_nodes_ofed_format(state, ofed, key):
     ("Priority trust state: dscp\ndscp2prio mapping:\n\tprio:x dscp:1,\n", "line 3: expected 'prio:N"),
 ])
 def test_mlnx_qos_malformed(text, words):
-    with pytest.raises(hp.ParseError) as e:
-        hp.parse_mlnx_qos(text)
-    assert words in str(e.value) and str(e.value).startswith("mlnx_qos")
+    assert_refused(hp.parse_mlnx_qos, text, "mlnx_qos", words)
 
 
 # --------------------------------------------------------------------------- cma_roce_mode

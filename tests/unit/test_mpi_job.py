@@ -147,3 +147,45 @@ def test_launch_targets_need_node_and_connect():
     assert missing_node_or_connect([], "hosts") == "no hosts"
     assert "needs node and connect" in missing_node_or_connect([{"node": "DGX1-1"}], "targets")
     assert "needs node and connect" in missing_node_or_connect(["DGX1-1"], "targets")
+
+
+class _FakeModule:
+    """What module_targets/module_slurm_start use of an AnsibleModule; fail_json raises as exit would."""
+
+    def __init__(self, params, check_mode=False):
+        self.params, self.check_mode = params, check_mode
+
+    def fail_json(self, **kw):
+        raise SystemExit(kw["msg"])
+
+    def get_bin_path(self, name, required=False):
+        return "/usr/bin/" + name
+
+
+def test_module_targets_splits_entries_or_fails_the_module_with_the_prefix():
+    from mpi_job import module_targets
+    entries = [{"node": "DGX1-1", "connect": "10.0.0.1"}, {"node": "DGX1-2", "connect": "10.0.0.2"}]
+    got = module_targets(_FakeModule({"hosts": entries}), "hosts")
+    assert got == (entries, ["DGX1-1", "DGX1-2"], {"DGX1-1": "10.0.0.1", "DGX1-2": "10.0.0.2"})
+    with pytest.raises(SystemExit, match="^pod_train: no hosts$"):
+        module_targets(_FakeModule({"hosts": []}), "hosts", prefix="pod_train: ")
+
+
+def test_module_slurm_start_without_slurm_and_with_a_name_slurm_would_misread():
+    from mpi_job import module_slurm_start
+    assert module_slurm_start(_FakeModule({"scheduler": "none"}), ["DGX1-1"], "job", 60) == ([], None)
+    params = {"scheduler": "slurm", "slurm_partition": "dgx", "slurm_wait": 5, "slurm_job_name": None,
+              "slurm_gpus_per_node": 0, "slurm_conf": None}
+    prefix, slurm = module_slurm_start(_FakeModule(params), ["DGX1-1"], "dgxpod-nccl-DGX1-1", 60)
+    assert prefix[0] == "/usr/bin/salloc" and slurm["job_name"] == "dgxpod-nccl-DGX1-1"
+    with pytest.raises(SystemExit, match="^scheduler=slurm: "):
+        module_slurm_start(_FakeModule(params), ["bad node,x"], "job", 60)
+
+
+def test_mpi_job_argument_spec_orders_container_targets_own_then_scheduler_options():
+    from mpi_job import mpi_job_argument_spec
+    spec = mpi_job_argument_spec("targets", timeout=dict(type="int", default=600))
+    keys = list(spec)
+    assert keys[:6] == ["engine", "engine_args", "container", "port", "tcp_if", "targets"]
+    assert spec["targets"] == {"type": "list", "elements": "dict", "required": True}
+    assert keys[6] == "timeout" and keys[-1] == "slurm_conf" and "scheduler" in keys

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from inventory_util import REFERENCE, ROOT, copy_inventory, edit_yaml, preflight, texts
+from inventory_util import REFERENCE, ROOT, copy_inventory, edit_yaml, error_finding, preflight, texts
 
 
 def _present(name):
@@ -149,14 +149,7 @@ def test_bad_model_is_rejected(tmp_path, case):
     inv = copy_inventory("dgxpod", str(tmp_path))
     edit_yaml(os.path.join(inv, edit_file), change)
     findings, _summary = preflight(inv)
-    errs = [f for f in findings if f.severity == "error"]
-    match = [f for f in errs if f.key() == want_key and want_msg in f.message]
-    assert match, "no error for %s with %r; got:\n%s" % (want_key, want_msg, "\n".join(texts(findings)))
-    f = match[0]
-    assert want_fix in f.fix, f.format()
-    assert f.source and os.path.abspath(f.source.split(":")[0]) == os.path.join(inv, want_file), f.format()
-    text = f.format()
-    assert text.startswith("ERROR ") and want_key in text and "Fix:" in text
+    error_finding(inv, findings, want_file, want_key, want_msg, want_fix)
 
 
 def test_line_numbers_point_at_the_key(tmp_path):

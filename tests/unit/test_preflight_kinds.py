@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from inventory_util import PROFILES, copy_inventory, edit_yaml, hostvars, preflight, texts
+from inventory_util import PROFILES, copy_inventory, edit_yaml, error_finding, hostvars, preflight, texts
 
 HV = "host_vars/%s.yml"
 POD = "group_vars/all/pod.yml"
@@ -62,24 +62,13 @@ CASES = [
 ]
 
 
-def _check(inv, findings, want_file, want_key, want_msg, want_fix):
-    match = [f for f in findings if f.severity == "error" and f.key() == want_key and want_msg in f.message]
-    assert match, "no error for %s with %r; got:\n%s" % (want_key, want_msg, "\n".join(texts(findings)))
-    f = match[0]
-    assert want_fix in f.fix, f.format()
-    assert f.source and os.path.abspath(f.source.split(":")[0]) == os.path.join(inv, want_file), f.format()
-    text = f.format()
-    assert text.startswith("ERROR ") and want_key in text and "Fix:" in text
-    return f
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_new_kind_is_rejected(tmp_path, case):
     _id, ref, edit_file, change, want_file, want_key, want_msg, want_fix = case
     inv = copy_inventory(ref, str(tmp_path))
     edit_yaml(os.path.join(inv, edit_file), change)
     findings, _ = preflight(inv)
-    f = _check(inv, findings, want_file, want_key, want_msg, want_fix)
+    f = error_finding(inv, findings, want_file, want_key, want_msg, want_fix)
     assert re.search(r":\d+$", f.source), f.format()  # a line, not only a file
 
 
@@ -89,8 +78,9 @@ def test_scripts_server_on_a_fabric_one_dgx_lacks(tmp_path):
     assert texts(preflight(inv)[0]) == []  # isilon-1 40gige-2: every DGX has a NIC on data-5
     edit_yaml(os.path.join(inv, HV % "DGX1-5"), lambda d: {"nics": d["nics"][1:]})
     findings, _ = preflight(inv)
-    _check(inv, findings, POD, "pod.storage.scripts_server", "10.55.5.211 (isilon-1 40gige-2) is on fabric 'data-5', "
-           "where DGX1-5 has no NIC: it cannot reach it", "10.55.66.211")
+    error_finding(inv, findings, POD, "pod.storage.scripts_server",
+                  "10.55.5.211 (isilon-1 40gige-2) is on fabric 'data-5', where DGX1-5 has no NIC: it cannot reach it",
+                  "10.55.66.211")
 
 
 def test_breakout_lanes_that_do_not_overlap_pass(tmp_path):
@@ -113,8 +103,9 @@ def test_duplicate_key_in_a_host_file_names_both_lines(tmp_path):
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     findings, _ = preflight(inv)
-    f = _check(inv, findings, HV % "DGX1-3", "nics[1].address", "'address' is written twice in one mapping "
-               "(lines %d and %d)" % (first + 1, first + 3), "delete the other")
+    f = error_finding(inv, findings, HV % "DGX1-3", "nics[1].address",
+                      "'address' is written twice in one mapping (lines %d and %d)" % (first + 1, first + 3),
+                      "delete the other")
     assert f.source.endswith(":%d" % (first + 3))
     assert "Ansible only warns, keeps the last value (line %d)" % (first + 3) in f.message
 
@@ -124,7 +115,8 @@ def test_duplicate_key_in_group_vars(tmp_path):
     with open(os.path.join(inv, "group_vars", "dgx.yml"), "a", encoding="utf-8") as fh:
         fh.write("dgx_model: dgx2\n")
     findings, _ = preflight(inv)
-    _check(inv, findings, "group_vars/dgx.yml", "dgx_model", "written twice in one mapping (lines 2 and 3)", "one of")
+    error_finding(inv, findings, "group_vars/dgx.yml", "dgx_model", "written twice in one mapping (lines 2 and 3)",
+                  "one of")
 
 
 def test_host_vars_name_differs_only_in_case(tmp_path):

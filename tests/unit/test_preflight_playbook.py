@@ -108,24 +108,26 @@ def test_tab_is_named_without_the_vars_plugin(tmp_path, monkeypatch):
     assert "host_vars/DGX1-4.yml:10: file (host DGX1-4): a tab character at line 10" in out, out[-3000:]
 
 
-def test_duplicate_key_and_group_value_stop_the_run(tmp_path):
+def _preflight_fails_with_dgx_line(tmp_path, line):
+    """preflight.yml on the reference inventory with ``line`` appended to group_vars/dgx.yml (its line 3): the
+    run fails; its output, white space folded."""
     inv = copy_inventory("dgxpod", str(tmp_path))
     with open(os.path.join(inv, "group_vars", "dgx.yml"), "a", encoding="utf-8") as fh:
-        fh.write("dgx_model: dgx1\n")
+        fh.write(line + "\n")
     res = run_playbook("playbooks/preflight.yml", inv)
     out = " ".join((res.stdout + res.stderr).split())
     assert res.returncode != 0
+    return out
+
+
+def test_duplicate_key_and_group_value_stop_the_run(tmp_path):
+    out = _preflight_fails_with_dgx_line(tmp_path, "dgx_model: dgx1")
     assert "group_vars/dgx.yml:3: dgx_model:" in out, out[-3000:]
     assert "is written twice in one mapping (lines 2 and 3)" in out
 
 
 def test_pfc_priority_in_group_vars_dgx_is_one_error_on_that_line(tmp_path):
-    inv = copy_inventory("dgxpod", str(tmp_path))
-    with open(os.path.join(inv, "group_vars", "dgx.yml"), "a", encoding="utf-8") as fh:
-        fh.write("dgx_network_pfc_priority: 4\n")
-    res = run_playbook("playbooks/preflight.yml", inv)
-    out = " ".join((res.stdout + res.stderr).split())
-    assert res.returncode != 0
+    out = _preflight_fails_with_dgx_line(tmp_path, "dgx_network_pfc_priority: 4")
     assert "pod model: 1 error(s)" in out and "group_vars/dgx.yml:3: dgx_network_pfc_priority: PFC mismatch" in out, \
         out[-3000:]
     assert "(the same 35 more times, also in hosts DGX1-2," in out
