@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The fault drill (issue 17): on a converged pod-in-a-box, inject each catalogued fault in turn (sim/faults/),
 run the narrowest validate.yml tags that should catch it, check that the report's top finding names the node
-and the cause, clear it, and check that the healthy pod passes before, between and after (a false alarm is a
-drill failure). Prints a table and, for a whole drill, writes it to docs/validation.md (between the drill
+and the cause, clear it, and check that the healthy pod passes before (a full state-only run), between (the
+fault's narrow tags again after its clear) and after (a full state-only run; a false alarm is a drill
+failure). Prints a table and, for a whole drill, writes it to docs/validation.md (between the drill
 markers).
 
     sudo make drill                                   (= .venv/bin/python scripts/drill.py)
@@ -42,7 +43,10 @@ BEGIN, END = "<!-- drill:begin -->", "<!-- drill:end -->"
 EXPENSIVE = ("iperf", "fio", "nccl", "training")  # benchmark/job tags: run only when a fault asks for them
 STATE_ONLY = ["--skip-tags", ",".join(EXPENSIVE)]
 PLAYBOOK_TIMEOUT = 900  # s; a validate.yml run that takes longer counts as a failed run (rc 124)
-FULL_EVERY = 5  # a full state-only healthy run after every FULL_EVERY faults (else the fault's narrow tags)
+# The preflight (the pod model's schema and cross-checks, on the controller) runs in the full state-only runs
+# that open and close the drill; the narrow runs between skip it (--skip-tags preflight): no fault touches
+# the inventory, so each narrow run would check the same model again (about 1-2 s of every run).
+PREFLIGHT = "preflight"
 
 
 # --------------------------------------------------------------------------- judging a report (pure)
@@ -119,15 +123,34 @@ def judge_healthy(results: Dict[str, Any], rc: int) -> Verdict:
                    % (len(bad), len(findings), rc))
 
 
-def validate_args(tags: Iterable[str]) -> List[str]:
+def validate_args(tags: Iterable[str], preflight: bool = False) -> List[str]:
     """validate.yml arguments for a set of tags: the tags, and the expensive stages they do not ask for
-    skipped (``--tags network`` would otherwise run the iperf3 rounds too). No tags: state-only, all stages."""
+    skipped (``--tags network`` would otherwise run the iperf3 rounds too). No tags: state-only, all stages.
+    ``preflight`` False skips the pod-model preflight (the drill's narrow runs; see PREFLIGHT)."""
     tags = list(tags)
-    skip = [t for t in EXPENSIVE if t not in tags]
+    skip = [t for t in EXPENSIVE if t not in tags] + ([] if preflight else [PREFLIGHT])
     out = ["ansible-playbook", "validate.yml", "-i", "inventories/sim"]
     if tags:
         out += ["--tags", ",".join(tags)]
     return out + (["--skip-tags", ",".join(skip)] if skip else [])
+
+
+def state_only_covers(tags: Iterable[str]) -> bool:
+    """Does a full state-only run (the drill's last) run every stage these tags select? Not when they ask for
+    a benchmark/job stage, which state-only skips."""
+    return not set(tags) & set(EXPENSIVE)
+
+
+def plan(selected: Sequence[fl.Fault]) -> List[tuple]:
+    """The drill's runs in order: ("healthy", label, tags, preflight) and ("fault", fault). A full state-only
+    run (with the preflight) before and after; each fault followed by its narrow tags on the healthy pod,
+    except the last fault when the closing state-only run covers its tags."""
+    steps: List[tuple] = [("healthy", "before", (), True)]
+    for i, f in enumerate(selected, 1):
+        steps.append(("fault", f))
+        if i < len(selected) or not state_only_covers(f.tags):
+            steps.append(("healthy", "after " + f.name, tuple(f.tags), False))
+    return steps + [("healthy", "after", (), True)]
 
 
 # --------------------------------------------------------------------------- the table (pure)
@@ -141,6 +164,7 @@ class Row:
     top: str
     seconds: float
     why: str = ""
+    phases: str = ""    # a fault's seconds: inject / validate.yml / clear
 
     @property
     def good(self) -> bool:
@@ -153,10 +177,12 @@ def _cell(text: str, width: int = 110) -> str:
 
 
 def render_table(rows: Sequence[Row]) -> str:
-    out = ["| fault | node | tags | found? | top finding | s |", "|---|---|---|---|---|---:|"]
+    out = ["| fault | node | tags | found? | top finding | s | inject / validate / clear s |",
+           "|---|---|---|---|---|---:|---:|"]
     for r in rows:
         top = r.top + (" — " + r.why if r.why and not r.good else "")
-        out.append("| %s | %s | %s | %s | %s | %.0f |" % (r.fault, r.node, r.tags, r.found, _cell(top), r.seconds))
+        out.append("| %s | %s | %s | %s | %s | %.0f | %s |" % (r.fault, r.node, r.tags, r.found, _cell(top), r.seconds,
+                                                             r.phases))
     return "\n".join(out) + "\n"
 
 
@@ -199,9 +225,9 @@ class Drill:
         self.clock, self.say, self.wall = clock, say, wall
         self.rows: List[Row] = []
 
-    def healthy(self, label: str, tags: Sequence[str] = ()) -> bool:
+    def healthy(self, label: str, tags: Sequence[str] = (), preflight: bool = False) -> bool:
         t0, since = self.clock(), self.wall()
-        rc = self.run(validate_args(tags))
+        rc = self.run(validate_args(tags, preflight))
         try:
             v = judge_healthy(self.read_results(since), rc)
         except (OSError, ValueError) as e:
@@ -215,10 +241,13 @@ class Drill:
     def fault(self, f: fl.Fault, node: Optional[str] = None) -> bool:
         node = node or f.node
         t0 = self.clock()
+        marks = [t0]  # the clock after the inject, after validate.yml, after the clear
         try:
             fl.inject(self.ctx, f.name, node)
+            marks.append(self.clock())
             since = self.wall()
             rc = self.run(validate_args(f.tags))
+            marks.append(self.clock())
             v = judge_fault(self.read_results(since), f.targets(self.ctx.pod(), node), f.checks, f.keywords)
             found = ("yes" if v.how == "findings" else "yes (fallback)") if v.ok else "NO"
             if v.ok and rc == 0:
@@ -227,46 +256,49 @@ class Drill:
         except Exception as e:  # a fault that cannot be injected or judged is a drill failure, not a crash
             row = Row(f.name, node, ",".join(f.tags), "ERROR", "", 0.0, "%s: %s" % (type(e).__name__, e))
         finally:
+            marks += [marks[-1]] * (3 - len(marks))  # an inject or a run that raised took no time of its own
             try:
                 fl.clear(self.ctx, f.name, node)
             except Exception as e:
                 row = Row(f.name, node, ",".join(f.tags), "ERROR", "", 0.0, "clear failed: %s" % e)
-        row.seconds = self.clock() - t0
+        marks.append(self.clock())
+        row.seconds = marks[-1] - t0
+        row.phases = " / ".join("%.0f" % (b - a) for a, b in zip(marks, marks[1:], strict=False))
         self.rows.append(row)
         self.say(render_row(row))
         return row.good
 
     def all(self, selected: Sequence[fl.Fault]) -> bool:
-        ok = self.healthy("before")
-        for i, f in enumerate(selected, 1):
-            ok = self.fault(f) and ok
-            last = i == len(selected)
-            if last:
-                break
-            if i % FULL_EVERY == 0:
-                ok = self.healthy("after %d faults" % i) and ok
+        ok = True
+        for step in plan(selected):
+            if step[0] == "fault":
+                ok = self.fault(step[1]) and ok
             else:
-                ok = self.healthy("after " + f.name, f.tags) and ok
-        return self.healthy("after") and ok
+                ok = self.healthy(step[1], step[2], step[3]) and ok
+        return ok
 
 
 def render_row(r: Row) -> str:
-    return "drill: %-24s %-12s %-10s %-15s %5.0fs  %s%s" % (r.fault, r.node, r.tags, r.found, r.seconds, r.top[:120],
-                                                         "  [%s]" % r.why if r.why and not r.good else "")
+    return "drill: %-24s %-12s %-10s %-15s %5.0fs%s  %s%s" % (
+        r.fault, r.node, r.tags, r.found, r.seconds, " (%s)" % r.phases if r.phases else "", r.top[:120],
+        "  [%s]" % r.why if r.why and not r.good else "")
 
 
 def run_playbook(argv: List[str]) -> int:
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                PATH=os.path.join(REPO, ".venv", "bin") + ":" + os.environ.get("PATH", ""))
     with open(os.path.join(REPO, "build", "drill.log"), "a") as log:
-        log.write("\n$ %s\n" % " ".join(argv))
+        log.write("\n%s $ %s\n" % (datetime.datetime.now(datetime.UTC).strftime("%H:%M:%S"), " ".join(argv)))
         log.flush()
+        t0 = time.monotonic()
         try:
-            return subprocess.run(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                  timeout=PLAYBOOK_TIMEOUT).returncode
+            rc = subprocess.run(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                timeout=PLAYBOOK_TIMEOUT).returncode
         except subprocess.TimeoutExpired:
             log.write("drill: killed after %d s\n" % PLAYBOOK_TIMEOUT)
             return 124
+        log.write("drill: rc %d in %.1f s\n" % (rc, time.monotonic() - t0))
+        return rc
 
 
 def read_results(since: float) -> Dict[str, Any]:

@@ -7,6 +7,7 @@ import copy
 import os
 
 import pytest
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import drill  # noqa: E402
@@ -103,9 +104,30 @@ def test_a_healthy_run_passes_only_with_nothing_failed_no_finding_and_rc_0():
 
 def test_validate_args_skip_the_expensive_stages_a_fault_does_not_ask_for():
     base = ["ansible-playbook", "validate.yml", "-i", "inventories/sim"]
-    assert drill.validate_args(()) == base + ["--skip-tags", "iperf,fio,nccl,training"]
-    assert drill.validate_args(("network",)) == base + ["--tags", "network", "--skip-tags", "iperf,fio,nccl,training"]
-    assert drill.validate_args(("iperf",)) == base + ["--tags", "iperf", "--skip-tags", "fio,nccl,training"]
+    assert drill.validate_args((), preflight=True) == base + ["--skip-tags", "iperf,fio,nccl,training"]
+    assert drill.validate_args(("network",), preflight=True) == base + [
+        "--tags", "network", "--skip-tags", "iperf,fio,nccl,training"]
+    assert drill.validate_args(("iperf",), preflight=True) == base + ["--tags", "iperf", "--skip-tags",
+                                                                      "fio,nccl,training"]
+    # the narrow runs leave out the preflight (the drill's first and last runs check the model)
+    assert drill.validate_args(("network",)) == base + ["--tags", "network", "--skip-tags",
+                                                        "iperf,fio,nccl,training,preflight"]
+    assert drill.validate_args(("iperf", "fio", "nccl", "training")) == base + [
+        "--tags", "iperf,fio,nccl,training", "--skip-tags", "preflight"]
+
+
+def test_the_preflight_tag_leaves_out_only_the_preflight():
+    """validate.yml's preflight import is tagged always and preflight: it runs with any --tags, and
+    --skip-tags preflight (the drill's narrow runs) leaves it out and nothing else."""
+    with open(os.path.join(ROOT, "validate.yml")) as fh:
+        imports = yaml.safe_load(fh)
+    tagged = [i for i in imports if "preflight" in (i.get("tags") or [])]
+    assert [i["ansible.builtin.import_playbook"] for i in tagged] == ["playbooks/preflight.yml"]
+    assert "always" in tagged[0]["tags"]
+    with open(os.path.join(ROOT, "playbooks", "preflight.yml")) as fh:
+        assert all("preflight" not in (p.get("tags") or []) for p in yaml.safe_load(fh))
+    for other in imports[1:]:
+        assert "preflight" not in (other.get("tags") or []), other
 
 
 # --------------------------------------------------------------------------- the drill's runs (fakes)
@@ -203,15 +225,39 @@ def test_a_false_alarm_fails_the_drill_even_when_every_fault_is_found(catalogue)
                                                              ("(healthy after)", "ok")]
 
 
-def test_every_fifth_fault_is_followed_by_a_full_state_only_run(monkeypatch):
+def test_full_state_only_runs_open_and_close_the_drill_and_each_fault_is_followed_by_its_narrow_tags(monkeypatch):
     fs = [FakeFault("f%d" % i) for i in range(1, 7)]
     monkeypatch.setattr(fl, "BY_NAME", {f.name: f for f in fs})
     ok, rows, log = run_drill(fs, healthy_or({f.name: {"findings": [finding()]} for f in fs}))
     assert ok
-    assert [r.fault for r in rows if r.fault.startswith("(")] == [
-        "(healthy before)", "(healthy after f1)", "(healthy after f2)", "(healthy after f3)", "(healthy after f4)",
-        "(healthy after 5 faults)", "(healthy after)"]
-    assert [r.tags for r in rows if r.fault == "(healthy after 5 faults)"] == ["state-only"]
+    assert [(r.fault, r.tags) for r in rows if r.fault.startswith("(")] == [
+        ("(healthy before)", "state-only")] + [("(healthy after f%d)" % i, "network") for i in range(1, 6)] + [
+        ("(healthy after)", "state-only")]
+    assert log.count("validate state-only") == 2
+
+
+def test_the_plan_runs_the_preflight_only_in_the_full_runs_and_keeps_a_last_benchmark_faults_narrow_run():
+    net, perf = FakeFault("net"), FakeFault("perf", tags=("iperf",))
+    steps = drill.plan([net, perf])
+    assert steps == [("healthy", "before", (), True), ("fault", net), ("healthy", "after net", ("network",), False),
+                     ("fault", perf), ("healthy", "after perf", ("iperf",), False), ("healthy", "after", (), True)]
+    # a last fault whose stage the closing state-only run covers needs no narrow run of its own
+    assert drill.plan([perf, net])[-2:] == [("fault", net), ("healthy", "after", (), True)]
+    assert drill.state_only_covers(("network", "drift")) and not drill.state_only_covers(("iperf",))
+
+
+def test_a_fault_row_splits_its_seconds_into_inject_validate_and_clear(monkeypatch):
+    f = FakeFault("a")
+    monkeypatch.setattr(fl, "BY_NAME", {"a": f})
+    clock = iter([0.0, 2.0, 32.0, 40.0])
+    d = drill.Drill(Ctx(), lambda argv: 2, lambda since: {"findings": [finding()]}, clock=lambda: next(clock),
+                    say=lambda s: None)
+    assert d.fault(f) and (d.rows[0].seconds, d.rows[0].phases) == (40.0, "2 / 30 / 8")
+    broken = FakeFault("b", broken_clear=True)
+    monkeypatch.setattr(fl, "BY_NAME", {"b": broken})
+    monkeypatch.setattr(broken, "inject", lambda ctx, node, rec: (_ for _ in ()).throw(RuntimeError("no")))
+    clock = iter([0.0, 5.0])
+    assert not d.fault(broken) and d.rows[1].phases == "0 / 0 / 5" and d.rows[1].found == "ERROR"
 
 
 def test_a_fault_found_but_validate_passing_is_a_miss(monkeypatch):
@@ -236,12 +282,14 @@ def test_the_table_and_the_doc_section():
     rows = [drill.Row("(healthy before)", "all", "state-only", "ok", "120 checks passed", 41.2),
             drill.Row("nic_mtu", "sim-dgx3", "network", "yes (fallback)", "network sim-dgx3: enp132s0 | mtu", 20.4),
             drill.Row("gpu_ecc", "sim-dgx2", "gpu", "NO", "x" * 200, 9.6, "top finding is about sim-dgx1")]
+    rows[2].phases = "1 / 8 / 1"
     table = drill.render_table(rows)
     lines = table.splitlines()
-    assert lines[0] == "| fault | node | tags | found? | top finding | s |"
-    assert lines[3] == ("| nic_mtu | sim-dgx3 | network | yes (fallback) | network sim-dgx3: enp132s0 \\| mtu | 20 |")
+    assert lines[0] == "| fault | node | tags | found? | top finding | s | inject / validate / clear s |"
+    assert lines[3] == ("| nic_mtu | sim-dgx3 | network | yes (fallback) | network sim-dgx3: enp132s0 \\| mtu "
+                        "| 20 |  |")
     assert lines[4].startswith("| gpu_ecc | sim-dgx2 | gpu | NO | xxx") and "…" in lines[4]
-    assert lines[4].endswith(" | 10 |")
+    assert lines[4].endswith(" | 10 | 1 / 8 / 1 |")
     summary = drill.summary_line(rows, 71.2)
     assert summary == ("1/2 faults found (1 by the fallback rule: no findings in results.json), 1/1 healthy runs "
                        "passed (false alarms: 0), 1.2 min")
