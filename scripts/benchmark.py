@@ -151,8 +151,8 @@ def measure_sizes(args, podsim, rows) -> None:
                 rows.append(exc.row())
         t, out = timed(["ansible-playbook", "playbooks/switches.yml"])
         rows.append(("switches.yml alone, unchanged (2 fake EOS switches)", n, t, "changed=%d" % changed_total(out)))
-        t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", "iperf,fio"])
-        rows.append(("validate.yml --skip-tags iperf,fio (state checks)", n, t, summary(out)))
+        t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", STATE_SKIP])
+        rows.append(("validate.yml --skip-tags %s (state checks)" % STATE_SKIP, n, t, summary(out)))
         t, out = timed(["ansible-playbook", "validate.yml", "--tags", "containers"])
         rows.append(("validate.yml --tags containers (ssh + mpirun mesh)", n, t, summary(out)))
         if n <= args.full_validate_max:
