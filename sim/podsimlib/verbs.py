@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -88,13 +89,30 @@ def cmd_exec(args) -> int:
     return 127
 
 
-def cmd_shape(args) -> int:
+@contextlib.contextmanager
+def running_pod():
+    """The pod's state, under its lock (root only); exits naming the problem when the pod is down."""
     require_root()
     paths = Paths(state_dir())
     with Lock(paths):
         st = State(paths)
         if not st.data.get("nodes"):
             die("the pod is down")
+        yield st
+
+
+def record(st: State, table: str, key: str, value) -> None:
+    """Keep ``value`` under ``st.data[table][key]`` (re-applied when a node is rebuilt); None removes it."""
+    entries = st.data.setdefault(table, {})
+    if value is None:
+        entries.pop(key, None)
+    else:
+        entries[key] = value
+    st.save()
+
+
+def cmd_shape(args) -> int:
+    with running_pod() as st:
         pod = pm.pod_shape(st.data["nodes"], st.data["storage"])
         node = next((n for n in pod.all_nodes if n.name == args.node), None)
         if node is None:
@@ -104,23 +122,14 @@ def cmd_shape(args) -> int:
             die("%s has no NIC %s (it has %s)" % (node.name, args.nic, ", ".join(n.name for n in node.nics)))
         key = "%s/%s" % (node.name, nic.name)
         apply_shape(node, nic, None if args.clear else args.rate)
-        if args.clear:
-            st.data.setdefault("shapes", {}).pop(key, None)
-        else:
-            st.data.setdefault("shapes", {})[key] = args.rate
-        st.save()
+        record(st, "shapes", key, None if args.clear else args.rate)
     log("%s: %s" % (key, "shaping cleared" if args.clear else "shaped to %s (tbf, both directions)" % args.rate))
     return 0
 
 
 def cmd_cpu(args) -> int:
     """A slow DGX: cap (or uncap) its MPI container's CPU (sim/podsimlib/cpulimit.py)."""
-    require_root()
-    paths = Paths(state_dir())
-    with Lock(paths):
-        st = State(paths)
-        if not st.data.get("nodes"):
-            die("the pod is down")
+    with running_pod() as st:
         if not args.node.startswith("sim-dgx"):
             die("%s is not a DGX: a CPU limit slows a DGX's MPI container" % args.node)
         cpus = None if args.clear else args.limit
@@ -128,12 +137,7 @@ def cmd_cpu(args) -> int:
             apply_cpu_limit(anchor_of(args.node), st.data.get("engine", "podman"), args.container, cpus)
         except (OSError, ValueError) as e:
             die("%s: %s" % (args.node, e))
-        limits = st.data.setdefault("cpu_limits", {})
-        if cpus is None:
-            limits.pop(args.node, None)
-        else:
-            limits[args.node] = cpus
-        st.save()
+        record(st, "cpu_limits", args.node, cpus)
     log("%s %s: %s" % (args.node, args.container, "CPU limit cleared" if cpus is None else "limited to %s CPU" % cpus))
     return 0
 
