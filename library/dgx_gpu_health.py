@@ -43,7 +43,7 @@ options:
     description: The DGX model has NVSwitches (DGX-2, DGX A100, DGX H100), so the fabric manager must run.
     type: bool
     default: false
-author: DGX pod toolkit
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -70,8 +70,7 @@ notes:
   - Supports check mode - the module only reads. C(cma_roce_mode) without C(-m) only prints the mode,
     but like the tool always does it creates and removes its C(rdma_cm/<dev>) configfs directory.
   - Run with become; C(mlxconfig), C(mlnx_qos) and C(cma_roce_mode) need root.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

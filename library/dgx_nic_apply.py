@@ -37,8 +37,7 @@ options:
     default: true
 notes:
   - Supports check mode and diff mode; in check mode it reports the commands it would run.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -20,7 +20,9 @@ description:
     C(ngc_container_docker_module) is false, for docker too; otherwise docker goes through
     C(community.docker.docker_container).
 version_added: "0.1.0"
-extends_documentation_fragment: dgxpod.toolkit.mpi_container.engine
+extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
+  - dgxpod.toolkit.mpi_container.engine
 options:
   name:
     description: Container name.
@@ -101,8 +103,6 @@ options:
     default: []
 notes:
   - Supports check mode; it then reports what it would do (C(actions)) without running it.
-author:
-  - DGX pod toolkit contributors
 """
 
 EXAMPLES = r"""

@@ -18,7 +18,9 @@ description:
     C(wrong host answered), C(ssh failed) - classified by C(module_utils/ngc_container.py).
   - The probes run in parallel threads (subprocess; AnsibleModule.run_command is not thread-safe).
 version_added: "0.1.0"
-extends_documentation_fragment: dgxpod.toolkit.mpi_container
+extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
+  - dgxpod.toolkit.mpi_container
 options:
   targets:
     description:
@@ -47,8 +49,6 @@ options:
     default: true
 notes:
   - Supports check mode; it only reads (probes and mpirun change nothing), so it runs in check mode too.
-author:
-  - DGX pod toolkit contributors
 """
 
 EXAMPLES = r"""

@@ -21,7 +21,9 @@ description:
     partial directory left by an earlier run is removed before a new one is made.
   - I(state=absent) removes the dataset and any partial directory.
 version_added: "0.1.0"
-extends_documentation_fragment: dgxpod.toolkit.mpi_container.engine
+extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
+  - dgxpod.toolkit.mpi_container.engine
 options:
   roots:
     description:
@@ -63,8 +65,6 @@ options:
     default: 900
 notes:
   - Supports check mode - reads the manifest and says whether the dataset would be made, writes nothing.
-author:
-  - DGX pod toolkit contributors
 """
 
 EXAMPLES = r"""

@@ -48,8 +48,7 @@ options:
     default: 30
 notes:
   - Supports check mode; it only reads, so it runs the same in check mode.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -36,8 +36,7 @@ options:
     required: true
 notes:
   - Supports check mode (reports what would change, writes nothing) and diff mode.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -130,8 +130,7 @@ notes:
   - Supports check mode - nothing runs, no file is created or removed; I(jobfiles) shows what would run.
   - A process blocked on an unreachable NFS server cannot always be killed; the module then gives up
     waiting after the timeout, reports the error and that the clean-up may be incomplete.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

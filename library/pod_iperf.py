@@ -107,8 +107,7 @@ options:
     default: false
 notes:
   - Supports check mode - nothing is started or run; I(cmd) shows what would run.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -27,6 +27,7 @@ description:
   - Check mode runs nothing and returns the command line.
 version_added: "0.3.0"
 extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
   - dgxpod.toolkit.mpi_container
   - dgxpod.toolkit.slurm_launch
 options:
@@ -114,8 +115,6 @@ options:
     default: false
 notes:
   - Supports check mode (runs nothing).
-author:
-  - DGX pod toolkit contributors
 """
 
 EXAMPLES = r"""

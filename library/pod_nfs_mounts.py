@@ -62,8 +62,7 @@ options:
 notes:
   - Supports check mode and diff mode (the managed fstab block before and after).
   - Mount points are created if missing; they are not removed when a mount is dropped.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

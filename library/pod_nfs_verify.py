@@ -48,8 +48,7 @@ options:
     type: path
 notes:
   - Supports check mode (only the C(/proc/mounts) comparison runs; no file is written).
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -36,8 +36,7 @@ options:
     default: 32
 notes:
   - Supports check mode (it changes nothing, so it runs in check mode too).
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -74,8 +74,7 @@ options:
     default: false
 notes:
   - Supports check mode (it never changes anything).
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

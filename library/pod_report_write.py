@@ -69,8 +69,7 @@ options:
     default: []
 notes:
   - Supports check mode - nothing is written; the evaluated summary is returned.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

@@ -57,7 +57,7 @@ options:
   bin_dir:
     description: Directory of scontrol (default the PATH's).
     type: path
-author: dgx-pod toolkit
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

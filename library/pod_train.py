@@ -22,6 +22,7 @@ description:
   - Writes nothing on the storage (the job only reads the dataset).
 version_added: "0.1.0"
 extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
   - dgxpod.toolkit.mpi_container
   - dgxpod.toolkit.slurm_launch
 options:
@@ -80,8 +81,6 @@ options:
     default: true
 notes:
   - Supports check mode - returns the mpirun command line without running it.
-author:
-  - DGX pod toolkit contributors
 """
 
 EXAMPLES = r"""

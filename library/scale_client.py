@@ -69,8 +69,7 @@ options:
     type: str
 notes:
   - Supports check mode - it reports the commands it would run (C(commands)) and changes nothing.
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

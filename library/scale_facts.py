@@ -50,8 +50,7 @@ options:
     default: []
 notes:
   - Supports check mode (it only reads).
-author:
-  - DGX pod toolkit contributors
+extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
 EXAMPLES = r"""

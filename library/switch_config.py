@@ -21,9 +21,11 @@ description:
     empty diff, and the config is saved.
   - With I(verify_lossless) it reads the lossless-RoCE state (EOS C(show priority-flow-control), Onyx
     C(show roce), NVUE C(nv show qos roce -o json)) and fails when it differs from I(lossless_expect).
-  - Runs on the controller (C(connection: local)). The password is never logged or returned.
+  - "Runs on the controller (C(connection: local)). The password is never logged or returned."
 version_added: "0.1.0"
-extends_documentation_fragment: dgxpod.toolkit.switch_connection
+extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
+  - dgxpod.toolkit.switch_connection
 options:
   backup_dir:
     description: Controller directory for the running-config backup taken before a change.
@@ -46,8 +48,6 @@ options:
 notes:
   - Supports check mode (reads the running config, returns the diff, changes nothing) and diff mode.
   - Uses netmiko 4.8 and hier_config 3.7 on the controller.
-author:
-  - DGX pod toolkit contributors
 """
 
 EXAMPLES = r"""

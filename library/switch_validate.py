@@ -22,9 +22,11 @@ description:
     returns the delta.
   - It decides nothing; module_utils/switch_eval.py compares the readings with the pod model (validate.yml
     tag C(switches)). A show output that does not parse is returned in C(errors).
-  - Runs on the controller (C(connection: local)). The password is never logged or returned.
+  - "Runs on the controller (C(connection: local)). The password is never logged or returned."
 version_added: "0.2.0"
-extends_documentation_fragment: dgxpod.toolkit.switch_connection
+extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
+  - dgxpod.toolkit.switch_connection
 options:
   counter_interval:
     description: Seconds between the two counter reads (EOS).
@@ -32,8 +34,6 @@ options:
     default: 5
 notes:
   - Read-only; supports check mode (it behaves the same) and always returns C(changed=false).
-author:
-  - DGX pod toolkit contributors
 """
 
 EXAMPLES = r"""

@@ -23,3 +23,15 @@ def test_ansible_doc(module):
     assert doc["doc"]["short_description"]
     assert doc["examples"].strip() and doc["return"]
     assert "check mode" in json.dumps(doc["doc"]).lower() or "check_mode" in json.dumps(doc).lower()
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_ansible_doc_renders_as_text(module):
+    """The text page too: it reads every description line as a string, so a plain YAML line holding ': '
+    (parsed as a mapping; --json shows it without complaint) fails here. The author comes from the
+    dgxpod.toolkit.toolkit_module fragment."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
+    res = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-doc"), "-M", "library", "-t", "module", module],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "DGX pod toolkit contributors" in res.stdout
