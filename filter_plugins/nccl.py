@@ -6,6 +6,7 @@ from __future__ import annotations
 import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 from nccl_plan import (collect, collect_pairs, multi_node_expectation, needs_localisation, pair_rounds,
                        round_launchers, run_record, topology)
+from pod_types import Pod
 
 
 def _pick(hostvars, hosts, keys):
@@ -18,7 +19,9 @@ def _pick(hostvars, hosts, keys):
 
 
 def pod_nccl_topology(pod, hostvars, dgx):
-    return topology(pod, _pick(hostvars, dgx, ("nics", "dgx_model", "gpus")), list(dgx))
+    """The NCCL topology (module_utils/nccl_plan.topology) of the typed pod of the DGX in ``dgx``."""
+    dgx = list(dgx)
+    return topology(Pod.from_hostvars({h: hostvars[h] for h in dgx}, {"dgx": dgx}, pod), dgx)
 
 
 def pod_nccl_pair_rounds(nodes):

@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 """The NCCL stage's plan: topology facts from the pod model, pair rounds, when to localise. Pure functions.
 
-- ``topology``: per DGX the GPUs, the compute-fabric NICs (count, Gb/s, RDMA devices = the HCAs NCCL must
-  use), whether the model has GPUDirect RDMA; what the evaluation compares the transport lines with.
+- ``topology``: from the typed ``Pod`` (module_utils/pod_types.py), per DGX the GPUs, the compute-fabric NICs
+  (count, Gb/s, RDMA devices = the HCAs NCCL must use), whether the model has GPUDirect RDMA; what the
+  evaluation compares the transport lines with.
 - ``pair_rounds``: the DGX tournament of module_utils/perf_plan.round_robin (every pair once, no DGX twice
   in a round), each pair launched from its first node.
 - ``needs_localisation``: run the pairs when the all-node step failed (error, wrong results, or below the
@@ -16,8 +17,10 @@ from typing import Any, Dict, List, Optional, Sequence
 
 try:
     from ansible.module_utils.perf_plan import round_robin
+    from ansible.module_utils.pod_types import Pod
 except ImportError:  # plain import in tests and filters
     from perf_plan import round_robin
+    from pod_types import Pod
 
 # GPUDirect RDMA between the GPUs and the ConnectX HCAs: every DGX generation has it (004 shows
 # "via NET/IB/N/GDRDMA" on DGX-1; 001 and NVIDIA's DGX docs for A100/H100).
@@ -25,25 +28,26 @@ GDR_MODELS = {"dgx1": True, "dgx2": True, "dgxa100": True, "dgxh100": True}
 DGX_GPUS = {"dgx1": 8, "dgx2": 16, "dgxa100": 8, "dgxh100": 8}
 
 
-def topology(pod: Dict[str, Any], hostvars: Dict[str, Dict[str, Any]], dgx: Sequence[str]) -> Dict[str, Any]:
+def topology(pod: Pod, dgx: Sequence[str]) -> Dict[str, Any]:
     """{model, gpus_per_node, nodes: {host: {gpus, nics, nic_gbps, hcas}}, fabric: 'rdma'|'tcp',
-    gdr_expected}: compute-fabric NICs only (the fabrics whose ``carries`` has ``compute``)."""
-    fabrics = {f["name"]: f for f in pod.get("fabrics") or []}
-    compute = {n for n, f in fabrics.items() if "compute" in (f.get("carries") or [])}
+    gdr_expected} of the typed pod's DGX named in ``dgx`` (in that order): compute-fabric NICs only (the
+    fabrics whose ``carries`` has ``compute``)."""
+    compute = {f.name for f in pod.fabrics_carrying("compute")}
     nodes = {}
     models = set()
     for h in dgx:
-        hv = hostvars.get(h) or {}
-        model = str(hv.get("dgx_model") or "")
+        host = pod.hosts.get(h)
+        model = str(host.dgx_model or "") if host is not None else ""
         models.add(model)
-        nics = [n for n in hv.get("nics") or [] if n.get("fabric") in compute]
-        nodes[h] = {"gpus": int(hv.get("gpus") or DGX_GPUS.get(model, 8)), "nics": len(nics),
-                    "nic_gbps": sum(float(n.get("speed") or 0) for n in nics) or None,
-                    "hcas": sorted(n["rdma_device"] for n in nics if n.get("rdma_device"))}
+        nics = [n for n in (host.nics if host is not None else ()) if n.fabric.name in compute]
+        gpus = host.gpus if host is not None else None
+        nodes[h] = {"gpus": int(gpus or DGX_GPUS.get(model, 8)), "nics": len(nics),
+                    "nic_gbps": sum(float(n.speed or 0) for n in nics) or None,
+                    "hcas": sorted(n.rdma_device for n in nics if n.rdma_device)}
     model = sorted(models)[0] if len(models) == 1 else "mixed"
     rdma = any(v["hcas"] for v in nodes.values())
-    gpus = sorted({v["gpus"] for v in nodes.values()})
-    return {"model": model, "gpus_per_node": gpus[0] if len(gpus) == 1 else None, "nodes": nodes,
+    gpus_per_node = sorted({v["gpus"] for v in nodes.values()})
+    return {"model": model, "gpus_per_node": gpus_per_node[0] if len(gpus_per_node) == 1 else None, "nodes": nodes,
             "fabric": "rdma" if rdma else "tcp", "gdr_expected": bool(rdma and GDR_MODELS.get(model, False))}
 
 

@@ -10,9 +10,11 @@ import yaml
 
 import nccl_eval as ne
 import nccl_plan as npl
+from filter_plugins import nccl as nccl_filters
 from checks import apply_simulated_policy
 from inventory_util import ROOT, hostvars
 from pod_eval import build_results
+from pod_types import Pod
 from report_render import render_html, render_markdown
 
 EXP = yaml.safe_load(open(os.path.join(ROOT, "profiles", "isilon-f800-dgx1.yml")))["profile"]["expectations"]
@@ -88,12 +90,29 @@ def test_plateau_is_the_median_of_the_largest_sizes_not_the_average():
 def test_topology_of_the_sim_inventory():
     hv = hostvars(os.path.join(ROOT, "inventories", "sim"))
     dgx = sorted(h for h, v in hv.items() if "dgx" in v.get("group_names", []))
-    t = npl.topology(hv[dgx[0]]["pod"], hv, dgx)
+    t = npl.topology(Pod.from_hostvars({h: hv[h] for h in dgx}), dgx)
     first = t["nodes"][dgx[0]]
     assert t["model"] == "dgx1" and t["gpus_per_node"] == 8 and t["fabric"] == "rdma" and t["gdr_expected"]
     assert first["hcas"] and first["nic_gbps"] == 100.0 * first["nics"]
     assert npl.multi_node_expectation(t, 0.8) == pytest.approx(first["nic_gbps"] / 8 * 0.8)
     assert hv[dgx[0]]["pod_nccl_tests_dir"] == "/opt/podsim/nccl-tests-standin"
+    # the filter builds the same typed pod from hostvars and the pod variable
+    assert nccl_filters.pod_nccl_topology(hv[dgx[0]]["pod"], hv, dgx) == t
+
+
+def test_topology_counts_only_compute_fabric_nics():
+    storage = {"name": "stor", "kind": "ethernet", "subnet": "10.9.0.0/24", "mtu": 9000, "carries": ["storage"]}
+    comp = {"name": "comp", "kind": "infiniband", "subnet": "10.8.0.0/24", "mtu": 4092, "carries": ["compute"]}
+    hv = {"a": {"group_names": ["dgx"], "dgx_model": "dgxa100", "nics": [
+        {"name": "ib0", "fabric": "comp", "address": "10.8.0.1", "speed": 200, "rdma_device": "mlx5_0"},
+        {"name": "ib1", "fabric": "comp", "address": "10.8.0.2", "speed": 200, "rdma_device": "mlx5_1"},
+        {"name": "eth0", "fabric": "stor", "address": "10.9.0.1", "speed": 100, "rdma_device": "mlx5_9"}]},
+        "b": {"group_names": ["dgx"], "dgx_model": "dgxa100", "gpus": 4, "nics": []}}
+    pod = Pod.from_hostvars(hv, pod={"name": "p", "ra_profile": "x", "fabrics": [storage, comp]})
+    t = npl.topology(pod, ["a", "b"])
+    assert t["nodes"]["a"] == {"gpus": 8, "nics": 2, "nic_gbps": 400.0, "hcas": ["mlx5_0", "mlx5_1"]}
+    assert t["nodes"]["b"] == {"gpus": 4, "nics": 0, "nic_gbps": None, "hcas": []}
+    assert t["model"] == "dgxa100" and t["gpus_per_node"] is None and t["fabric"] == "rdma" and t["gdr_expected"]
 
 
 def test_needs_localisation():
