@@ -3,9 +3,9 @@
 they read and registered, the status and the cause are decided in Python."""
 from __future__ import annotations
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from host_checks import (identity_check, identity_problems, mpi_containers_check, network_check, nfs_mounts_check,
-                         read_record, switch_config_summary, switch_validation_record)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.host_checks import (identity_check,
+    identity_problems, mpi_containers_check, network_check, nfs_mounts_check, read_record, switch_config_summary,
+    switch_validation_record)
 
 
 def pod_identity_check(host, hostname, interfaces, nics, check_hostname=True, check_nics=True):

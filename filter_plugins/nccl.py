@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from nccl_plan import (collect, collect_pairs, multi_node_expectation, needs_localisation, pair_rounds,
-                       round_launchers, run_record, topology)
-from pod_types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.plan import (collect, collect_pairs,
+    multi_node_expectation, needs_localisation, pair_rounds, round_launchers, run_record, topology)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
 
 def _pick(hostvars, hosts, keys):

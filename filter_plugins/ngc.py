@@ -5,9 +5,8 @@ from __future__ import annotations
 import base64
 import os
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from ngc_container import (authorized_keys, known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases,  # noqa: E501
-                           inspect_status, ulimit_refusal)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import (authorized_keys,  # noqa: E501
+    known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases, inspect_status, ulimit_refusal)
 
 
 def ngc_known_hosts(host_keys, hostvars, pod, port=2222):

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from perf_plan import eta_seconds, fio_files, fio_steps, format_eta, iperf_plan, perf_context, progress_line  # noqa: E402
-from iperf_launch import host_schedules, records, round_seconds, schedule_seconds  # noqa: E402
-from iperf_confirm import DEFAULT_MAX_ROUNDS, confirm_plan, merge, to_confirm  # noqa: E402
-from pod_eval import deep_merge  # noqa: E402
-from perf_schedule import (ALL_PAIRS_MAX, SEED, STORAGE_ROUNDS, choose, iperf_storage_hosts, predict_seconds,  # noqa: E402
-                           schedule_plan)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import (eta_seconds, fio_files,  # noqa: E402
+    fio_steps, format_eta, iperf_plan, perf_context, progress_line)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import (host_schedules,  # noqa: E402
+    records, round_seconds, schedule_seconds)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_confirm import (DEFAULT_MAX_ROUNDS,  # noqa: E402
+    confirm_plan, merge, to_confirm)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import deep_merge  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.schedule import (ALL_PAIRS_MAX, SEED,  # noqa: E402
+    STORAGE_ROUNDS, choose, iperf_storage_hosts, predict_seconds, schedule_plan)
 
 
 def _model(host_names, hostvars):

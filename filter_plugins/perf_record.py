@@ -3,9 +3,8 @@
 Python (module_utils/fio_record.py), never in Jinja."""
 from __future__ import annotations
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 
-from fio_record import step_record
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_record import step_record
 
 
 def pod_fio_step_record(nodes, layout_jobs, layout_waited=None, jobs=None, waited=None, start_at=None):

@@ -7,14 +7,16 @@ import os
 
 import yaml
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from pod_derive import hosts_entries, nccl_env, nic_plan, ping_targets, rdma_problems
-from pod_derive import link_layer_mismatch, unsupported_port_modes
-from pod_types import Pod
-from pod_model import MODEL_VARS
-from storage_plan import FSTAB_BEGIN, FSTAB_END, fstab_block, mount_plan
-from findings_rules import pod_index
-from scale_plan import verbs_ports
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (hosts_entries, nccl_env, nic_plan,
+    ping_targets, rdma_problems)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (link_layer_mismatch,
+    unsupported_port_modes)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import MODEL_VARS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import (FSTAB_BEGIN, FSTAB_END,
+    fstab_block, mount_plan)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import pod_index
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_plan import verbs_ports
 
 
 PROFILES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "profiles")

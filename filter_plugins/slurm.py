@@ -2,12 +2,11 @@
 """Filters for Slurm as the pod's scheduler (roles/slurm, playbooks/slurm_drain.yml; docs/slurm.md)."""
 from __future__ import annotations
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from pod_catalog import DGX_MODELS  # noqa: E402
-from pod_types import Pod  # noqa: E402
-from slurm_conf import render_all  # noqa: E402
-from slurm_drain import drain_plan  # noqa: E402
-from slurm_parse import parse_slurmd_c  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import DGX_MODELS  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.conf import render_all  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.drain import drain_plan  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.parse import parse_slurmd_c  # noqa: E402
 
 
 def slurm_conf_files(pod, hostvars, groups, reported=None, gpu_device_prefix="/dev/nvidia", overrides=None):

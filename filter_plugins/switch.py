@@ -7,10 +7,9 @@
 from __future__ import annotations
 
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from pod_model import model_from_hostvars
-from switch_model import structured_config
-from switch_render import render
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import model_from_hostvars
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_config
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render
 
 
 def switch_structured(model_vars, switch, options=None):

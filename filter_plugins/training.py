@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
 
-from pod_types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
 
 def pod_training_target(hv, pod, connect="name"):

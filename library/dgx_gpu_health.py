@@ -108,10 +108,10 @@ import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dcgm_parse import parse_dcgmi_diag
-from ansible.module_utils.gpu_parse import (GpuParseError, parse_nvlink_errors, parse_nvlink_status,
-                                            parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
-from ansible.module_utils.hw_parsers import read_sysfs
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import (GpuParseError, parse_nvlink_errors,
+    parse_nvlink_status, parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers import read_sysfs
 
 
 def _run(cmd, timeout):

@@ -178,19 +178,9 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.hw_parsers import (
-    GidResolutionError,
-    mlxconfig_link_types,
-    parse_cma_roce_mode,
-    parse_ibdev2netdev,
-    parse_ibv_devinfo,
-    parse_mlnx_qos,
-    parse_mlxconfig_query,
-    parse_nvidia_smi_query,
-    read_sysfs,
-    read_sysfs_gid_table,
-    select_roce_v2_ipv4_gid,
-)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers import (GidResolutionError,
+    mlxconfig_link_types, parse_cma_roce_mode, parse_ibdev2netdev, parse_ibv_devinfo, parse_mlnx_qos,
+    parse_mlxconfig_query, parse_nvidia_smi_query, read_sysfs, read_sysfs_gid_table, select_roce_v2_ipv4_gid)
 
 TOOLS = ("ibdev2netdev", "ibv_devinfo", "nvidia-smi", "mlxconfig", "mlnx_qos", "cma_roce_mode")
 # how the version of each tool is asked for when its output could not be read (name, args)

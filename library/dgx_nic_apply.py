@@ -67,7 +67,8 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.nic_state import ipv4_globals, is_up, plan_changes, undo_commands
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.nic_state import (ipv4_globals, is_up,
+    plan_changes, undo_commands)
 
 
 def read_state(module):

@@ -150,7 +150,8 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ngc_container import config_hash, container_state, recreate_reasons, run_argv, run_spec
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import (config_hash,
+    container_state, recreate_reasons, run_argv, run_spec)
 
 
 def _inspect(module, base, kind, ref):

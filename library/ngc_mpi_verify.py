@@ -84,8 +84,10 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import mpi_container_argument_spec, mpirun_argv
-from ansible.module_utils.ngc_container import classify_mpirun, classify_ssh
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import (mpi_container_argument_spec,
+    mpirun_argv)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import (classify_mpirun,
+    classify_ssh)
 
 
 def _exec(argv, timeout):

@@ -106,14 +106,10 @@ import signal
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.bounded_run import run_bounded
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded
 
-try:
-    from ansible.module_utils.training_dataset import (FILE_LIST, MANIFEST, file_list_text, file_plan,
-                                                       make_manifest, manifest_matches, parse_file_list, spec)
-except ImportError:  # pragma: no cover - tests
-    from training_dataset import (FILE_LIST, MANIFEST, file_list_text, file_plan, make_manifest,  # type: ignore
-                                  manifest_matches, parse_file_list, spec)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.training.dataset import (FILE_LIST, MANIFEST,
+    file_list_text, file_plan, make_manifest, manifest_matches, parse_file_list, spec)
 
 
 class Interrupted(Exception):

@@ -103,7 +103,8 @@ import os  # noqa: E402
 import stat  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.drift_compare import compare_container, compare_file, summarize  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift.compare import (compare_container,  # noqa: E402
+    compare_file, summarize)
 
 PASS_THROUGH = ("source", "fix")
 

@@ -231,10 +231,10 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.bounded_run import run_bounded
-from ansible.module_utils.fio_job import (PHASES, file_problems, file_stem, find_pattern, fio_limit, fio_outcome,
-                                          job_plan, own_files, phases_to_run, read_problem, version_line)
-from ansible.module_utils.perf_cmd import fio_size_bytes
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_job import (PHASES, file_problems, file_stem,
+    find_pattern, fio_limit, fio_outcome, job_plan, own_files, phases_to_run, read_problem, version_line)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.cmd import fio_size_bytes
 
 LATE_TOLERANCE = 2.0  # seconds past start_at that still count as "on time"
 MAX_WAIT = 600.0  # start_at further ahead than this is waited for this long only

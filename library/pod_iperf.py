@@ -187,9 +187,9 @@ import threading
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.iperf_parse import parse_iperf3
-from ansible.module_utils.perf_cmd import (iperf_client_argv, iperf_server_argv, is_our_iperf_server,
-                                           listening_ports)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_parse import parse_iperf3
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.cmd import (iperf_client_argv, iperf_server_argv,
+    is_our_iperf_server, listening_ports)
 
 
 def _listening(port):

@@ -205,12 +205,13 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.mpi_job import (module_slurm_start, module_targets, mpi_job_argument_spec, mpirun_argv,
-                                          read_env_file, run_job, timeout_argv)
-from ansible.module_utils.nccl_parse import ParseError, parse_nccl_tests, parse_nccl_transport, transport_facts
-from ansible.module_utils.ngc_container import classify_ssh
-from ansible.module_utils.slurm_launch import settle as slurm_settle
-from ansible.module_utils.slurm_launch import wait_s as slurm_wait_s
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import (module_slurm_start,
+    module_targets, mpi_job_argument_spec, mpirun_argv, read_env_file, run_job, timeout_argv)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.parse import (ParseError, parse_nccl_tests,
+    parse_nccl_transport, transport_facts)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import classify_ssh
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import settle as slurm_settle
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import wait_s as slurm_wait_s
 
 
 def _probe(exec_base, target, port, timeout):

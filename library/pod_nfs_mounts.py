@@ -101,10 +101,10 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.bounded_run import run_bounded as bounded_run
-from ansible.module_utils.storage_plan import FSTAB_BEGIN as BEGIN
-from ansible.module_utils.storage_plan import FSTAB_END as END
-from ansible.module_utils.storage_plan import fstab_line, mounted_now
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded as bounded_run
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import FSTAB_BEGIN as BEGIN
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import FSTAB_END as END
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import fstab_line, mounted_now
 
 
 def split_fstab(text):

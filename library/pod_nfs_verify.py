@@ -79,7 +79,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.storage_plan import check_mounts, mounted_now
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import check_mounts, mounted_now
 
 # Runs in a child process so that a hung NFS call can be abandoned: argv = op, path, [size|digest].
 WORKER = r"""

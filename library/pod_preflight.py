@@ -122,9 +122,10 @@ import glob
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.pod_model import errors, group_findings, model_from_hostvars, natural_key, validate
-from ansible.module_utils.pod_sources import locate, locate_scope, scan_inventory
-from ansible.module_utils.switch_model import cross_check
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (errors, group_findings,
+    model_from_hostvars, natural_key, validate)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import locate, locate_scope, scan_inventory
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
 
 
 def _groups(hosts, host):

@@ -119,9 +119,9 @@ simulated:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.findings import finding_line, with_findings
-from ansible.module_utils.pod_eval import build_results, deep_merge
-from ansible.module_utils.report_render import problem_line, render_all
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import finding_line, with_findings
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results, deep_merge
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import problem_line, render_all
 
 
 def main():

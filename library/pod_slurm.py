@@ -121,8 +121,9 @@ checks:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.slurm_drain import ours, resume_plan, slurm_checks
-from ansible.module_utils.slurm_parse import node_states, parse_scontrol_nodes, unhealthy
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.drain import ours, resume_plan, slurm_checks
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.parse import (node_states, parse_scontrol_nodes,
+    unhealthy)
 
 
 def _scontrol(module, env):

@@ -134,18 +134,11 @@ seconds:
 
 from ansible.module_utils.basic import AnsibleModule
 
-try:
-    from ansible.module_utils.mpi_job import (cleanup, module_slurm_start, module_targets, mpi_job_argument_spec,
-                                              mpirun_argv, run_job, timeout_argv)
-    from ansible.module_utils.slurm_launch import settle as slurm_settle
-    from ansible.module_utils.slurm_launch import wait_s as slurm_wait_s
-    from ansible.module_utils.training_parse import parse_output, summarize
-except ImportError:  # pragma: no cover - tests
-    from mpi_job import (cleanup, module_slurm_start, module_targets, mpi_job_argument_spec,  # type: ignore
-                         mpirun_argv, run_job, timeout_argv)
-    from slurm_launch import settle as slurm_settle  # type: ignore
-    from slurm_launch import wait_s as slurm_wait_s  # type: ignore
-    from training_parse import parse_output, summarize  # type: ignore
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import (cleanup, module_slurm_start,
+    module_targets, mpi_job_argument_spec, mpirun_argv, run_job, timeout_argv)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import settle as slurm_settle
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import wait_s as slurm_wait_s
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.training.parse import parse_output, summarize
 
 JOB_OPTIONS = ("model", "backend", "device", "batch", "steps", "warmup", "workers", "image_size", "lr", "threads",
                "seed", "gpu_util_interval", "init_timeout")

@@ -109,10 +109,10 @@ waited:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.scale_parsers import (parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig,
-                                                parse_mmlslicense, parse_mmlsmount, same_node)
-from ansible.module_utils.scale_plan import find_node, plan_join
-from ansible.module_utils.scale_run import run_mm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_parsers import (parse_mmgetstate,
+    parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense, parse_mmlsmount, same_node)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_plan import find_node, plan_join
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_run import run_mm
 
 
 class Runner:

@@ -89,10 +89,10 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.scale_parsers import (effective_config, parse_mmgetstate, parse_mmlscluster,
-                                                parse_mmlsconfig, parse_mmlsmount, same_node)
-from ansible.module_utils.scale_plan import find_node, foreign_cluster_error
-from ansible.module_utils.scale_run import run_mm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_parsers import (effective_config,
+    parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig, parse_mmlsmount, same_node)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_plan import find_node, foreign_cluster_error
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_run import run_mm
 
 
 def read(module, node):

@@ -110,8 +110,8 @@ timings:
   type: dict
 """
 
-from ansible.module_utils.switch_model import switch_module
-from ansible.module_utils.switch_push import PushError, SwitchPush
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import switch_module
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.push import PushError, SwitchPush
 
 
 def main() -> None:

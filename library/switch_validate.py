@@ -82,9 +82,9 @@ errors:
   type: dict
 """
 
-from ansible.module_utils.switch_model import switch_module
-from ansible.module_utils.switch_push import PushError
-from ansible.module_utils.switch_readings import SwitchValidate
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import switch_module
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.push import PushError
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.readings import SwitchValidate
 
 
 def main() -> None:

@@ -25,8 +25,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
-from perf_plan import format_eta  # noqa: E402
+sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import format_eta  # noqa: E402
 
 
 MITOGEN = {"ANSIBLE_STRATEGY": "mitogen_linear"}  # strategy_plugins/mitogen_linear.py

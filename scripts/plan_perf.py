@@ -24,21 +24,21 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
 
 import yaml  # noqa: E402
+from inventory_util import hostvars as read_hostvars  # noqa: E402  (first: Ansible's collection loader, then ours)
 
-from perf_plan import fio_steps, format_eta  # noqa: E402
-from perf_schedule import (ALL_PAIRS_MAX, GAP_S, SCHEDULES, SERIAL_S_PER_TEST, STORAGE_ROUNDS,  # noqa: E402
-                           choose, fio_step_seconds, iperf_storage_hosts, network_setup_seconds, predict_seconds,
-                           schedule_plan, summary)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import fio_steps, format_eta  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.schedule import (ALL_PAIRS_MAX, GAP_S,  # noqa: E402
+    SCHEDULES, SERIAL_S_PER_TEST, STORAGE_ROUNDS, choose, fio_step_seconds, iperf_storage_hosts, network_setup_seconds,
+    predict_seconds, schedule_plan, summary)
 
 SYNTHETIC = ipaddress.ip_address("198.18.0.0")  # RFC 2544 benchmarking range: never a real pod's
 
 
 def load(inventory: str):
     """(pod, hostvars, groups) from the inventory's files (ansible's InventoryManager; nothing is contacted)."""
-    from inventory_util import hostvars as read_hostvars
     hv = read_hostvars(inventory)
     groups = {g: sorted((h for h, v in hv.items() if g in v["group_names"]), key=_natural) for g in ("dgx", "storage")}
     pod = next(iter(hv.values()))["pod"]

@@ -16,11 +16,11 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
 
-from pod_catalog import SWITCH_MODELS  # noqa: E402
-from pod_schema import (FABRIC_SCHEMA, NIC_SCHEMA, POD_SCHEMA, SLURM_SCHEMA, STORAGE_NODE_SCHEMA,  # noqa: E402
-                        STORAGE_SCHEMA, SWITCH_SCHEMA, Field)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import SWITCH_MODELS  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import (FABRIC_SCHEMA, NIC_SCHEMA,  # noqa: E402
+    POD_SCHEMA, SLURM_SCHEMA, STORAGE_NODE_SCHEMA, STORAGE_SCHEMA, SWITCH_SCHEMA, Field)
 
 DOC = os.path.join(ROOT, "docs", "pod-model.md")
 TABLES = {"pod": POD_SCHEMA, "fabric": FABRIC_SCHEMA, "storage": STORAGE_SCHEMA, "nic": NIC_SCHEMA,

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, os.path.join(REPO, "sim"))
-sys.path.insert(0, os.path.join(REPO, "module_utils"))
+sys.path.insert(0, REPO)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
 import drill  # noqa: E402  (the fault drill's judge and playbook runner)
 
 PODSIM = os.path.join(REPO, "sim", "podsim")
@@ -62,7 +62,7 @@ def peers_rate_gbps(results: Dict[str, Any], stage: str, node: str, nic: str) ->
         run = m.get("all") or {}
         bw = run.get("plateau_busbw")
         if bw is None and run.get("rows"):
-            from nccl_plan import plateau_busbw
+            from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.plan import plateau_busbw
             bw = plateau_busbw(run["rows"], int(m.get("plateau_sizes") or 3))
         return bw * 8.0 if bw else None  # GB/s -> Gb/s
     raise ValueError("unknown stage %r (one of %s)" % (stage, ", ".join(STAGES)))

@@ -20,13 +20,13 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "module_utils"))
+sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
 sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
 
 from inventory_util import hostvars  # noqa: E402
-from pod_model import model_from_hostvars  # noqa: E402
-from switch_model import structured_configs  # noqa: E402
-from switch_render import render  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import model_from_hostvars  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_configs  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render  # noqa: E402
 
 
 def _shift(addr: str, block: int) -> str:

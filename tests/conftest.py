@@ -1,39 +1,20 @@
-"""Shared test set-up: make the project's module_utils importable as Ansible would.
-
-module_utils/ and library/ are on sys.path by pyproject.toml ``pythonpath`` (the one place the tests' import path
-is set); a script that imports this file outside pytest (tests/unit/big_pod.py) puts them there first."""
+"""Shared test set-up: pytest options and markers. The import path is pyproject.toml ``pythonpath`` (the one place
+it is set): "." for the collection's module_utils (``ansible_collections.dgxpod.toolkit.plugins.module_utils.<package>
+.<name>``, as every module, plugin and test imports them) and filter_plugins, library/ for the modules."""
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
 import os
-import sys
+
+from ansible.plugins.loader import init_plugin_loader
+from ansible.utils.collection_loader import AnsibleCollectionConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Modules import their helpers as ansible.module_utils.<name> (as Ansible packs them); tests import the same
-# files by their plain names. One finder maps the first form to the second, so both names give the same module
-# object (one CheckResult class, one registry of stages) whichever is imported first.
-_OURS = {f[:-3] for f in os.listdir(os.path.join(ROOT, "module_utils")) if f.endswith(".py")}
-
-
-class _ProjectModuleUtils(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    PREFIX = "ansible.module_utils."
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.startswith(self.PREFIX) and fullname[len(self.PREFIX):] in _OURS:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        return importlib.import_module(spec.name[len(self.PREFIX):])
-
-    def exec_module(self, module):
-        pass  # already executed under its plain name
-
-
-sys.meta_path.insert(0, _ProjectModuleUtils())
-
+# Ansible's collection loader before any test imports a module_util: the vars and filter plugins the tests load
+# through Ansible import the same ansible_collections.dgxpod.toolkit packages, and Ansible's loader refuses a
+# collection package that plain Python imported first ("collection metadata was not loaded"). Installed once,
+# so every import of ansible_collections.* (test, plugin, module_util) goes through it and gives one module object.
+if AnsibleCollectionConfig.collection_finder is None:
+    init_plugin_loader([ROOT])
 
 def pytest_addoption(parser):
     group = parser.getgroup("pod", "post-deploy checks against a pod inventory (tests/infra)")

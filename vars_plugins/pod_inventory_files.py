@@ -7,8 +7,7 @@ import os
 from ansible.errors import AnsibleParserError
 from ansible.plugins.vars import BaseVarsPlugin
 
-import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils  # noqa: F401 (module_utils/ importable)
-from pod_sources import unreadable_var_files
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import unreadable_var_files
 
 DOCUMENTATION = r"""
 ---

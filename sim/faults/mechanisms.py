@@ -4,7 +4,6 @@ recorded at inject time, or the modelled state."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Callable, List, Optional, Tuple
 
@@ -47,8 +46,8 @@ def _address(nic: str, wrong: bool):
 # --------------------------------------------------------------------------- RoCE QoS (the mlnx_qos stand-in)
 
 def _qos_state(ctx, node: str, nic: str) -> dict:
-    sys.path.insert(0, os.path.join(REPO, "module_utils"))
-    from mlx_parse import parse_mlnx_qos  # the toolkit's own parser of the real tool's output
+    sys.path.insert(0, REPO)  # the collection's module_utils
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.mlx_parse import parse_mlnx_qos
     q = parse_mlnx_qos(ctx.run(in_node(node, "mlnx_qos", "-i", nic)))
     return {"trust": q["trust"], "pfc": ",".join(str(v) for v in q["pfc_enabled"])}
 

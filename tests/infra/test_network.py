@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from pod_derive import hosts_entries, nccl_env, nic_plan  # noqa: E402
-from pod_types import Pod  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (hosts_entries, nccl_env, nic_plan)  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod  # noqa: E402
 
 
 def pod_of(node):

@@ -7,8 +7,9 @@ import pytest
 import yaml
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-from pod_types import Pod  # noqa: E402
-from storage_plan import check_mounts, effective_mounts, mount_plan  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import (check_mounts,  # noqa: E402
+    effective_mounts, mount_plan)
 
 
 def plan_for(node):

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from e2e import DGX, PODSIM, RESULTS, TIMINGS, recap, run
-from slurm_parse import parse_sinfo
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.parse import parse_sinfo
 
 pytestmark = [pytest.mark.integration, pytest.mark.long,  # CI runs the NCCL stage already: `make test-long`
               pytest.mark.skipif(os.geteuid() != 0, reason="the simulator needs root")]

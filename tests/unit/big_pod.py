@@ -130,7 +130,6 @@ if __name__ == "__main__":
     with open(os.path.join(root, "pyproject.toml"), "rb") as fh:  # the import path pytest would set for the root
         pythonpath = tomllib.load(fh)["tool"]["pytest"]["ini_options"].get("pythonpath", [])
     sys.path[:0] = [os.path.join(root, p) for p in pythonpath] + [os.path.join(root, "tests"), HERE]
-    import conftest  # noqa: F401  (ansible.module_utils.<name> as the plain module, as pytest sees them)
     parser = argparse.ArgumentParser()
     parser.add_argument("--dgx", type=int, default=300)
     parser.add_argument("--mistake", default="none", choices=["none", "speed", "duplicate-key", "group-pfc"])

@@ -26,6 +26,11 @@ def _init_ansible() -> None:
         init_plugin_loader([ROOT])
 
 
+# At import, so a script that imports this file before any module_util (scripts/plan_perf.py, switch_scale.py)
+# has every ansible_collections.* import go through Ansible's loader, as pytest does (tests/conftest.py).
+_init_ansible()
+
+
 def hostvars(inv_dir: str) -> Dict[str, Dict[str, Any]]:
     _init_ansible()
     loader = DataLoader()

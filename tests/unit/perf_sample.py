@@ -8,8 +8,8 @@ import os
 
 import yaml
 
-from fio_parse import parse_fio
-from perf_plan import fio_steps, iperf_plan, perf_context
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_parse import parse_fio
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import fio_steps, iperf_plan, perf_context
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "perf")

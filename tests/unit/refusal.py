@@ -4,7 +4,7 @@ first and says what was wrong."""
 from __future__ import annotations
 
 import pytest
-from parse_util import ParseError
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import ParseError
 
 
 def assert_refused(parse, text, tool, words, *args):

@@ -8,7 +8,7 @@ import signal
 import time
 
 import pod_nfs_mounts
-from bounded_run import run_bounded
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded
 
 
 def _gone(pid):

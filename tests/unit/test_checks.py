@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from checks import (SIMULATED_REASON, CheckResult, apply_simulated_policy, apply_simulated_policy_to_dicts, at_least,
-                    counts)
-from pod_eval import build_results
-from report_render import render_html, render_markdown
-from stages import Stage, evaluate_stages
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (SIMULATED_REASON, CheckResult,
+    apply_simulated_policy, apply_simulated_policy_to_dicts, at_least, counts)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import Stage, evaluate_stages
 
 
 def test_check_result_dict_has_fixed_fields_first_and_drops_empty_ones():
@@ -105,7 +105,7 @@ def test_an_evaluator_that_raises_is_an_error_never_a_pass():
 
 
 def test_build_results_and_reports_carry_registered_stages(monkeypatch):
-    import stages as stages_mod
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import stages as stages_mod
 
     def ev(m, e, c):
         return [CheckResult("demo_ok", "pod", "pass" if m["ok"] else "fail", cause=None if m["ok"] else "broken")]
@@ -121,7 +121,7 @@ def test_build_results_and_reports_carry_registered_stages(monkeypatch):
 
 
 def test_missing_per_host_results_are_error_unless_left_out_by_tags():
-    from stages import resolve_missing
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import resolve_missing
     recorded = [{"check": "identity", "host": "n1", "status": "pass"},
                 {"check": "nfs_mounts", "host": "n2", "tag": "storage", "missing": True},
                 {"check": "legacy", "host": "n3", "tag": None, "missing": True}]

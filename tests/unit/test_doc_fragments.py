@@ -8,9 +8,9 @@ import os
 
 import pytest
 import yaml
-from mpi_job import mpi_container_argument_spec
-from slurm_launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
-from switch_model import connection_argument_spec
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import mpi_container_argument_spec
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import connection_argument_spec
 
 from inventory_util import ROOT
 

@@ -17,7 +17,7 @@ import pytest
 
 from inventory_util import ROOT
 
-import drift_eval  # noqa: E402  (module_utils/, on sys.path via pyproject.toml pythonpath)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import eval as drift_eval  # noqa: E402
 
 ANSIBLE_PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
 PYTHON = os.path.join(ROOT, ".venv", "bin", "python")

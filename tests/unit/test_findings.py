@@ -9,15 +9,16 @@ from __future__ import annotations
 import copy
 
 import pytest
-from checks import CheckResult
-from findings import build_findings, finding_line, with_findings
-from findings_rules import pod_index
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import (build_findings, finding_line,
+    with_findings)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import pod_index
 from perf_sample import profile, sample_perf, sim_model
-from pod_derive import ping_targets
-from pod_eval import evaluate_fio, evaluate_iperf
-from pod_types import Pod
-from stages import resolve_missing
-from storage_plan import mount_plan
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import ping_targets
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import evaluate_fio, evaluate_iperf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import resolve_missing
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import mount_plan
 
 EXP = profile()["expectations"]
 SHAPE = ["id", "host", "subject", "cause", "status", "root", "explains", "summary"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-import fio_job
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage import fio_job
 import pytest
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "perf")

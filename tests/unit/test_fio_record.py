@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from inventory_util import ROOT
 
-from fio_record import node_record, step_record
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_record import node_record, step_record
 from filter_plugins.perf_record import pod_fio_step_record
 
 FIXTURE = os.path.join(ROOT, "tests", "unit", "fixtures", "perf_records", "fio_steps.json")

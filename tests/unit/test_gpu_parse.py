@@ -7,9 +7,10 @@ import json
 import os
 
 import pytest
-from dcgm_parse import parse_dcgmi_diag
-from gpu_parse import (GpuParseError, nvlinks_from_topo, parse_lspci_link, parse_nvlink_errors, parse_nvlink_status,
-                       parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import (GpuParseError, nvlinks_from_topo,
+    parse_lspci_link, parse_nvlink_errors, parse_nvlink_status, parse_proc_modules, parse_smi_xml, parse_topo_matrix,
+    peermem_module)
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "gpu")
 

@@ -12,11 +12,11 @@ import json
 import os
 
 import pytest
-from dcgm_parse import parse_dcgmi_diag
-from gpu_parse import parse_smi_xml
-from pod_eval import build_results
-from report_render import render_html, render_markdown
-from stages import registry
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import parse_smi_xml
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import registry
 
 from inventory_util import ROOT
 
@@ -24,7 +24,7 @@ health = importlib.import_module("dgx_gpu_health")
 hw = importlib.import_module("podsim_hw")
 gpu_sim = importlib.import_module("podsim_gpu")
 gpu_filters = importlib.import_module("filter_plugins.gpu")
-gpu_eval = importlib.import_module("gpu_eval")
+gpu_eval = importlib.import_module("ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.eval")
 FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "gpu")
 STANDINS = os.path.join(ROOT, "sim", "standins")
 
@@ -210,7 +210,7 @@ def test_a_deployment_failure_names_only_the_gpu_dcgm_names(tmp_path):
 def test_the_ecc_faults_top_finding_names_gpu_2_only(tmp_path):
     """The drill's gpu_ecc fault (ecc=2 on sim-dgx2) as the report's findings show it: one finding for the
     node, DCGM's Page Retirement failure on GPU 2, explaining the ECC and page-retirement checks of GPU 2."""
-    from findings import build_findings
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import build_findings
     checks = run_eval(pod(tmp_path, ["ecc=2"], level=1))
     index = {"pod": "sim", "dgx": ["sim-dgx1", "sim-dgx2"], "storage": [], "switches": [],
              "nics": {"sim-dgx1": [], "sim-dgx2": []}}

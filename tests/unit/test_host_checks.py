@@ -6,9 +6,10 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from checks import STATUSES, CheckResult
-from host_checks import (identity_check, identity_problems, mpi_containers_check, network_check, nfs_mounts_check,
-                         read_record, switch_config_summary, switch_validation_record)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import STATUSES, CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.host_checks import (identity_check,
+    identity_problems, mpi_containers_check, network_check, nfs_mounts_check, read_record, switch_config_summary,
+    switch_validation_record)
 
 checks_filters = importlib.import_module("filter_plugins.checks")
 

@@ -14,7 +14,6 @@ import pytest
 
 from inventory_util import ROOT
 
-sys.modules.setdefault("ansible.module_utils.hw_parsers", importlib.import_module("hw_parsers"))
 facts = importlib.import_module("dgx_hw_facts")
 hw = importlib.import_module("podsim_hw")
 

@@ -13,7 +13,7 @@ import pytest
 
 from inventory_util import ROOT
 
-hp = importlib.import_module("hw_parsers")
+hp = importlib.import_module("ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers")
 
 FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "hw")
 ZERO = ":".join(["0000"] * 8)

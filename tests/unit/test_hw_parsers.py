@@ -10,7 +10,7 @@ import pytest
 from inventory_util import ROOT
 from refusal import assert_refused
 
-hp = importlib.import_module("hw_parsers")
+hp = importlib.import_module("ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers")
 hw = importlib.import_module("podsim_hw")
 
 FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "hw")

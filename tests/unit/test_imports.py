@@ -1,20 +1,24 @@
-"""One import style (docs/architecture.md, "Imports"): the filter and vars plugins reach module_utils/ through the one
-bootstrap in ansible_collections/dgxpod/toolkit, never by editing sys.path themselves; a real ansible-playbook run
+"""One import style (docs/architecture.md, "Imports"): the module_utils are packages of the in-repo collection and
+every module, module_util, plugin, test and script imports them by their full name,
+``ansible_collections.dgxpod.toolkit.plugins.module_utils.<package>.<name>``: no plain names, no
+``ansible.module_utils.<ours>``, no try/except ImportError, no file that edits sys.path. A real ansible-playbook run
 on localhost loads every filter plugin that uses module_utils and gets the same answers Python does."""
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
+import sys
 
 import yaml
 from inventory_util import ROOT
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils import project_module_utils as bootstrap
-
 ANSIBLE_PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
-PRODUCT = ("roles", "module_utils", "library", "filter_plugins", "vars_plugins")
-BOOTSTRAP_IMPORT = "import ansible_collections.dgxpod.toolkit.plugins.module_utils.project_module_utils"
+PACKAGE = "ansible_collections.dgxpod.toolkit.plugins.module_utils"
+MODULE_UTILS = os.path.join("ansible_collections", "dgxpod", "toolkit", "plugins", "module_utils")
+PRODUCT = ("roles", MODULE_UTILS, "library", "filter_plugins", "vars_plugins", "strategy_plugins")
+EVERYWHERE = PRODUCT + ("tests", "scripts", "sim")
 
 
 def _py_files(*dirs):
@@ -25,34 +29,80 @@ def _py_files(*dirs):
                     yield os.path.join(base, f)
 
 
+def _ours():
+    """The plain names the module_utils had or could be imported by before they were packages: each file's name
+    and its package-prefixed name (``pod/types.py``: ``pod_types``; ``slurm/job.py``: ``slurm_job``), leaving
+    out the standard library's (``types``, ``cmd``), plus storage_plan (now storage/nfs_plan.py)."""
+    out = {"storage_plan"}
+    for path in _py_files(MODULE_UTILS):
+        pkg, name = os.path.relpath(path, os.path.join(ROOT, MODULE_UTILS))[:-3].split(os.sep)
+        if name != "__init__":
+            out |= {name, "%s_%s" % (pkg, name)}
+    return out - set(sys.stdlib_module_names)
+
+
 def test_no_product_file_edits_sys_path():
     offenders = [os.path.relpath(p, ROOT) for p in _py_files(*PRODUCT)
                  if re.search(r"sys\.path\.(insert|append)|sys\.path\[", open(p).read())]
     assert offenders == []
 
 
-def test_every_plugin_that_imports_module_utils_starts_with_the_bootstrap():
-    ours = {f[:-3] for f in os.listdir(os.path.join(ROOT, "module_utils")) if f.endswith(".py")}
-    checked = 0
-    for path in _py_files("filter_plugins", "vars_plugins"):
-        text = open(path).read()
-        uses = [m.start() for m in re.finditer(r"(?m)^(?:from|import) (\w+)", text) if m.group(1) in ours]
-        if uses:
-            checked += 1
-            assert BOOTSTRAP_IMPORT in text and text.index(BOOTSTRAP_IMPORT) < min(uses), os.path.relpath(path, ROOT)
-    assert checked >= 8  # seven filter files and the vars plugin
+def test_module_utils_are_packages_of_the_collection():
+    """No flat module_utils/ left (an old checkout may keep the empty directory or its __pycache__: no .py file
+    there); every package says in its __init__ docstring what is in it; each file in one."""
+    old = os.path.join(ROOT, "module_utils")
+    assert not os.path.isdir(old) or [f for f in os.listdir(old) if f.endswith(".py")] == []
+    root = os.path.join(ROOT, MODULE_UTILS)
+    packages = [d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)) and d != "__pycache__"]
+    assert len(packages) >= 8
+    for d in packages:
+        init = os.path.join(root, d, "__init__.py")
+        assert os.path.exists(init), d
+        assert ast.get_docstring(ast.parse(open(init).read())), d
+    assert [f for f in os.listdir(root) if f.endswith(".py")] == []  # only packages at the top
 
 
-def test_module_utils_dirs_keep_ansibles_order_then_the_projects(tmp_path):
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.mkdir()
-    b.mkdir()
-    project = os.path.realpath(os.path.join(ROOT, "module_utils"))
-    assert bootstrap.module_utils_dirs([str(b), str(a)]) == [str(b), str(a), project]
-    # a missing directory is left out, a repeated one (or the project's own, named another way) counted once
-    assert bootstrap.module_utils_dirs([str(tmp_path / "gone"), str(a), str(a) + "/", project + "/../module_utils"]) \
-        == [str(a), project]
-    assert bootstrap.module_utils_dirs([]) == [project]
+def test_one_import_style_everywhere():
+    """Every import of a module_util names it in full; the old forms (plain name, ansible.module_utils.<ours>,
+    a try/except ImportError pair of both) are gone from every file, product or not."""
+    ours = _ours()
+    offenders = []
+    seen = 0
+    for path in _py_files(*EVERYWHERE):
+        tree = ast.parse(open(path).read(), path)
+        rel = os.path.relpath(path, ROOT)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+                if node.module == "ansible.module_utils":
+                    names = ["ansible.module_utils." + a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                if name.startswith(PACKAGE + "."):
+                    seen += 1
+                plain = name[len("ansible.module_utils."):] if name.startswith("ansible.module_utils.") else name
+                if plain.split(".")[0] in ours and not name.startswith("ansible.module_utils.basic"):
+                    offenders.append("%s:%d %s" % (rel, node.lineno, name))
+    assert not offenders, offenders
+    assert seen > 150
+
+
+def test_module_utils_imports_are_at_module_scope():
+    """Mitogen's module finder (mitogen.imports.codeobj_imports) ships only the imports it sees at module scope:
+    one inside a function made pod_report_write fail under ANSIBLE_STRATEGY=mitogen_linear (report/stages.py)."""
+    offenders = []
+    for path in _py_files(MODULE_UTILS, "library"):
+        tree = ast.parse(open(path).read(), path)
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
+                    offenders.append("%s:%d from %s" % (os.path.relpath(path, ROOT), node.lineno, node.module))
+    assert not offenders, offenders
 
 
 PLAY = """
@@ -102,25 +152,3 @@ def test_filters_load_in_a_real_playbook_run(tmp_path):
     assert got["slurm"] == slurm.slurm_drain_plan({}, ["sim-dgx1"])
     assert got["switch"].splitlines()[1] == "hostname sim-sw1"
     assert isinstance(got["training"], dict)
-
-
-def test_module_utils_imports_are_at_module_scope():
-    """Mitogen's module finder (mitogen.imports.codeobj_imports) ships only the imports it sees at module scope:
-    one inside a function made pod_report_write fail under ANSIBLE_STRATEGY=mitogen_linear (module_utils/stages.py).
-    """
-    import ast
-    ours = {f[:-3] for f in os.listdir(os.path.join(ROOT, "module_utils")) if f.endswith(".py")}
-    offenders = []
-    for path in _py_files("module_utils", "library"):
-        tree = ast.parse(open(path).read(), path)
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            for node in ast.walk(fn):
-                if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("ansible.module_utils"):
-                    continue
-                names = [a.name for a in node.names] if node.module == "ansible.module_utils" else [node.module]
-                if any(n.split(".")[-1] in ours for n in names):  # the project's, not Ansible's own (basic, ...)
-                    offenders.append("%s:%d from %s import %s" % (os.path.relpath(path, ROOT), node.lineno,
-                                                                  node.module, names))
-    assert not offenders, offenders

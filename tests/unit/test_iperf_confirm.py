@@ -5,12 +5,12 @@ import copy
 import os
 
 import yaml
-from checks import apply_simulated_policy_to_dicts
-from iperf_confirm import confirm_plan, merge, to_confirm
-from iperf_launch import check_plan
-from perf_plan import iperf_plan
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy_to_dicts
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_confirm import confirm_plan, merge, to_confirm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import check_plan
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import iperf_plan
 from perf_sample import profile, sample_perf, sim_model
-from pod_eval import deep_merge, evaluate_iperf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import deep_merge, evaluate_iperf
 
 EXP = profile()["expectations"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -151,7 +151,7 @@ def test_a_run_without_a_result_never_wins_and_errors_are_not_confirmed():
 
 
 def test_the_report_shows_that_a_pair_ran_again():
-    from report_render import details
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details
     tests = _slow_and_dip()
     ids = to_confirm(tests, SIM_EXP, simulated=True)
     merged = merge(tests, _rerun(tests, confirm_plan(_plan(), ids)["rounds"], lambda t: 1.0), ids)

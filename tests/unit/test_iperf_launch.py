@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from iperf_launch import check_plan, host_schedules, records, round_seconds, schedule_seconds
-from perf_plan import iperf_plan
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import (check_plan, host_schedules,
+    records, round_seconds, schedule_seconds)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import iperf_plan
 from perf_sample import sim_model
 
 

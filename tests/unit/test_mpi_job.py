@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-import mpi_job as mj
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import mpi_job as mj
 
 
 def test_mpirun_argv_one_rank_per_node_is_the_ra_line():
@@ -142,7 +142,7 @@ def test_run_job_plain_success():
 
 
 def test_launch_targets_need_node_and_connect():
-    from mpi_job import missing_node_or_connect
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import missing_node_or_connect
     assert missing_node_or_connect([{"node": "DGX1-1", "connect": "10.0.0.1"}], "targets") is None
     assert missing_node_or_connect([], "hosts") == "no hosts"
     assert "needs node and connect" in missing_node_or_connect([{"node": "DGX1-1"}], "targets")
@@ -163,7 +163,7 @@ class _FakeModule:
 
 
 def test_module_targets_splits_entries_or_fails_the_module_with_the_prefix():
-    from mpi_job import module_targets
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import module_targets
     entries = [{"node": "DGX1-1", "connect": "10.0.0.1"}, {"node": "DGX1-2", "connect": "10.0.0.2"}]
     got = module_targets(_FakeModule({"hosts": entries}), "hosts")
     assert got == (entries, ["DGX1-1", "DGX1-2"], {"DGX1-1": "10.0.0.1", "DGX1-2": "10.0.0.2"})
@@ -172,7 +172,7 @@ def test_module_targets_splits_entries_or_fails_the_module_with_the_prefix():
 
 
 def test_module_slurm_start_without_slurm_and_with_a_name_slurm_would_misread():
-    from mpi_job import module_slurm_start
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import module_slurm_start
     assert module_slurm_start(_FakeModule({"scheduler": "none"}), ["DGX1-1"], "job", 60) == ([], None)
     params = {"scheduler": "slurm", "slurm_partition": "dgx", "slurm_wait": 5, "slurm_job_name": None,
               "slurm_gpus_per_node": 0, "slurm_conf": None}
@@ -183,7 +183,7 @@ def test_module_slurm_start_without_slurm_and_with_a_name_slurm_would_misread():
 
 
 def test_mpi_job_argument_spec_orders_container_targets_own_then_scheduler_options():
-    from mpi_job import mpi_job_argument_spec
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import mpi_job_argument_spec
     spec = mpi_job_argument_spec("targets", timeout=dict(type="int", default=600))
     keys = list(spec)
     assert keys[:6] == ["engine", "engine_args", "container", "port", "tcp_if", "targets"]

@@ -8,14 +8,14 @@ import os
 import pytest
 import yaml
 
-import nccl_eval as ne
-import nccl_plan as npl
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import eval as ne
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import plan as npl
 from filter_plugins import nccl as nccl_filters
-from checks import apply_simulated_policy
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy
 from inventory_util import ROOT, hostvars
-from pod_eval import build_results
-from pod_types import Pod
-from report_render import render_html, render_markdown
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
 
 EXP = yaml.safe_load(open(os.path.join(ROOT, "profiles", "isilon-f800-dgx1.yml")))["profile"]["expectations"]
 NODES = ["sim-dgx1", "sim-dgx2", "sim-dgx3", "sim-dgx4"]

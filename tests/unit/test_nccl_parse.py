@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-import nccl_parse as ncp
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import parse as ncp
 from inventory_util import ROOT
 from refusal import assert_refused
 

@@ -17,7 +17,7 @@ import yaml
 
 from inventory_util import ROOT
 
-import ngc_container as nc  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import ngc_container as nc  # noqa: E402
 
 ROLE = os.path.join(ROOT, "roles", "ngc_container")
 KEY1 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHh0gW8T0Pq6mZq3dJ9fG1c0rR3yXrPz1d1b3lYy9w7a n1"
@@ -336,7 +336,7 @@ def test_inspect_status_reads_what_the_verify_step_prints():
     """roles/ngc_container verify: `<engine> container inspect <name> 2>&1 || echo rc=$?` after the hostname line.
     The fixtures are podman 4.3's real output on this machine (a created container; no such container: '[]' on
     stdout, the error on stderr, rc 125)."""
-    from ngc_container import inspect_status
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import inspect_status
     fix = os.path.join(ROOT, "tests", "unit", "fixtures", "containers")
     created = open(os.path.join(fix, "podman_inspect_created.json")).read()
     assert inspect_status(created) == "created"

@@ -1,7 +1,7 @@
 """A --ulimit the container engine refuses (module_utils/ngc_container.ulimit_refusal, issue 20): the message
 names the limit, the node's hard limit and the variable to change. Error texts as the engines print them."""
 
-import ngc_container as nc
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import ngc_container as nc
 
 # docker 20.10 (runc 1.1.5) via community.docker, on the pod-in-a-box with the RA's memlock=-1
 RUNC = ('Error starting container 5735a0eaf820: 500 Server Error for http+docker://localhost/v1.41/containers/'

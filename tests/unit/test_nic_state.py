@@ -1,7 +1,7 @@
 """The runtime NIC planner: minimal ip commands, guard on the connection, errors before changes, undo."""
 from __future__ import annotations
 
-from nic_state import plan_changes, undo_commands
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.nic_state import plan_changes, undo_commands
 
 
 def link(name, mtu=9000, up=True, addrs=()):

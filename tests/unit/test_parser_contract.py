@@ -29,11 +29,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import hw_parsers as hp
-from fio_parse import parse_fio
-from iperf_parse import parse_iperf3
-from scale_parsers import (parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense,
-                           parse_mmlsmount)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import hw_parsers as hp
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_parse import parse_fio
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_parse import parse_iperf3
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_parsers import (parse_mmgetstate,
+    parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense, parse_mmlsmount)
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 FAST = settings(max_examples=12, deadline=None, derandomize=True, database=None,

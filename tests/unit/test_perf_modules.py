@@ -258,7 +258,7 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
 
 def test_report_role_writes_four_files(tmp_path):
     sample = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "unit", "perf_sample.py")], cwd=ROOT,
-                            env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "module_utils")),
+                            env=dict(os.environ, PYTHONPATH=ROOT),
                             capture_output=True, text=True, check=True)
     (tmp_path / "perf.json").write_text(sample.stdout)
     env = dict(ENV, ANSIBLE_STDOUT_CALLBACK="default")

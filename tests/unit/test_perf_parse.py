@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from fio_parse import parse_fio, percentile_key
-from iperf_parse import load_json_document, parse_iperf3
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_parse import parse_fio, percentile_key
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_parse import load_json_document, parse_iperf3
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "perf")
 

@@ -6,9 +6,10 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perf_cmd import fio_jobfile, fio_size_bytes, iperf_client_argv, is_our_iperf_server, listening_ports
-from perf_plan import (bipartite_rounds, eta_seconds, fio_files, fio_steps, format_eta, iperf_plan, perf_context,
-                       progress_line, round_robin)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.cmd import (fio_jobfile, fio_size_bytes,
+    iperf_client_argv, is_our_iperf_server, listening_ports)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import (bipartite_rounds, eta_seconds, fio_files,
+    fio_steps, format_eta, iperf_plan, perf_context, progress_line, round_robin)
 from perf_sample import sim_model
 
 

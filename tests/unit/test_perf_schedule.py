@@ -14,11 +14,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perf_plan import iperf_plan
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import iperf_plan
 from perf_sample import profile, sim_model
-from perf_schedule import (ALL_PAIRS_MAX, GAP_S, SERIAL_S_PER_TEST, check_plan, choose, dgx_matchings,
-                           fio_step_seconds, iperf_storage_hosts, localise, matching_count, network_setup_seconds,
-                           predict_seconds, schedule_plan, storage_sample, summary, verdict)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.schedule import (ALL_PAIRS_MAX, GAP_S,
+    SERIAL_S_PER_TEST, check_plan, choose, dgx_matchings, fio_step_seconds, iperf_storage_hosts, localise,
+    matching_count, network_setup_seconds, predict_seconds, schedule_plan, storage_sample, summary, verdict)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "plan_perf.py")
@@ -146,7 +146,7 @@ def test_matchings_at_superpod_size_cover_every_link_every_round_against_distinc
         for s_host in storage:
             assert len({t["client"] for t in st_tests if t["server"] == s_host}) == 3
     # the launcher of issue 19 item 2 takes the plan: one server per fabric on each DGX for the whole schedule
-    from iperf_launch import host_schedules, round_seconds
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import host_schedules, round_seconds
     parts = host_schedules(plan, round_seconds(300, 0, 3))
     assert set(parts) == set(dgx) | set(storage)
     assert sum(len(p["tests"]) for p in parts.values()) == s["tests"]
@@ -165,10 +165,11 @@ def test_matchings_are_reproducible_and_the_seed_matters():
     hosts, dgx, storage, fabrics = pod(41, 2, 3)
     assert schedule_plan(hosts, dgx, storage, fabrics) == schedule_plan(hosts, dgx, storage, fabrics)
     # run in a fresh interpreter (another hash seed): the same plan
-    code = ("import json; from perf_schedule import dgx_matchings; "
+    code = ("import json; from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.schedule import "
+            "dgx_matchings; "
             "print(json.dumps(dgx_matchings(['n%d' % i for i in range(50)], 'f0')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, PYTHONHASHSEED="7", PYTHONPATH=os.path.join(ROOT, "module_utils"))).stdout
+                         env=dict(os.environ, PYTHONHASHSEED="7", PYTHONPATH=ROOT)).stdout
     assert json.loads(out) == [[list(p) for p in r] for r in dgx_matchings(nics, "f0")]
 
 

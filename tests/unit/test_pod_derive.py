@@ -6,16 +6,9 @@ import os
 import pytest
 
 from inventory_util import ROOT, hostvars
-from pod_types import Pod
-from pod_derive import (
-    hosts_entries,
-    link_layer_mismatch,
-    nccl_env,
-    nic_plan,
-    ping_targets,
-    rdma_problems,
-    unsupported_port_modes,
-)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (hosts_entries, link_layer_mismatch,
+    nccl_env, nic_plan, ping_targets, rdma_problems, unsupported_port_modes)
 
 
 @pytest.fixture(scope="module")

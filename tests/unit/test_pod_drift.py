@@ -14,11 +14,11 @@ import pytest
 from inventory_util import ROOT
 
 from filter_plugins import drift
-import drift_eval  # noqa: E402
-import ngc_container as nc  # noqa: E402
-import drift_compare as pd  # noqa: E402
-import stages  # noqa: E402
-from pod_eval import build_results  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import eval as drift_eval  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import ngc_container as nc  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import compare as pd  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import stages  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results  # noqa: E402
 
 MARKER = "# {mark} dgxpod toolkit: pod p1 (managed; edit the inventory, not this block)"
 BLOCK = "198.18.66.11\tsim-dgx1\n198.18.66.12\tsim-dgx2\n198.18.66.13\tsim-dgx3"
@@ -371,7 +371,7 @@ def test_an_fstab_option_changed_by_hand_is_drift_naming_the_line(tmp_path):
 
 
 def test_the_module_and_the_drift_filter_share_the_markers_and_the_line_format():
-    import storage_plan as sp
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage import nfs_plan as sp
     nm = _nfs_mounts_module()
     assert (nm.BEGIN, nm.END) == (sp.FSTAB_BEGIN, sp.FSTAB_END)
     text = _deployed_fstab()

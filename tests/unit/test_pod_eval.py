@@ -6,11 +6,11 @@ import os
 
 import pytest
 import yaml
-from checks import apply_simulated_policy_to_dicts
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy_to_dicts
 
 from perf_sample import base_results, profile, sample_perf
-from pod_eval import (SIMULATED_REASON, build_results, deep_merge, evaluate_fio, evaluate_iperf, node_capacity,
-                      sizing)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import (SIMULATED_REASON, build_results,
+    deep_merge, evaluate_fio, evaluate_iperf, node_capacity, sizing)
 
 EXP = profile()["expectations"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -134,7 +134,7 @@ def test_sizing_matches_the_ra_worked_examples():
 
 
 def test_build_results_v2_keeps_v1_checks(monkeypatch):
-    import stages
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import stages
     monkeypatch.setattr(stages, "registry", lambda: [])  # v1 checks only: no registered stage (switches, ...)
     doc = build_results(base_results(), sample_perf(), EXP)
     assert doc["schema_version"] == 3 and doc["simulated"] is True and doc["notice"].startswith("SIMULATED")
@@ -150,7 +150,7 @@ def test_build_results_v2_keeps_v1_checks(monkeypatch):
 
 
 def test_registered_stages_left_out_by_the_tags_are_skipped_rows():
-    import stages
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import stages
     names = [s.name for s in stages.registry()]
     assert {"gpu", "nccl", "switches"} <= set(names)
     plain = build_results(base_results(simulated=False), {}, EXP, run_tags=["identity", "network"])

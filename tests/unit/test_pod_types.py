@@ -7,7 +7,7 @@ import os
 import pytest
 
 from inventory_util import ROOT, hostvars
-from pod_types import Pod, PodError
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod, PodError
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 from perf_sample import base_results, profile, sample_perf
-from pod_eval import build_results
-from report_render import render_all, render_html, render_junit, render_markdown
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import (render_all, render_html,
+    render_junit, render_markdown)
 
 VOID = {"meta", "br", "img", "hr", "input", "link", "circle", "line", "polyline", "rect", "path"}
 
@@ -95,7 +96,7 @@ def test_results_json_round_trips():
 
 
 def test_mpi_containers_check_lines():
-    from report_render import details, problem_line
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details, problem_line
     ok = {"check": "mpi_containers", "host": "sim-dgx2", "status": "pass", "container": "dgxpod-mpi",
           "launcher": "sim-dgx1", "mpirun_seen": 1, "problems": []}
     assert details(ok) == ("container dgxpod-mpi running; ssh on 2222 from sim-dgx1 with a pinned host key; "
@@ -107,7 +108,7 @@ def test_mpi_containers_check_lines():
 
 
 def test_findings_lead_the_reports_and_name_themselves_in_junit():
-    from findings import with_findings
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import with_findings
     d = with_findings(doc(True), None)
     assert d["schema_version"] == 4 and d["findings"]
     top = d["findings"][0]
@@ -129,7 +130,7 @@ def test_findings_lead_the_reports_and_name_themselves_in_junit():
 
 
 def test_no_findings_section_on_a_healthy_run():
-    from findings import with_findings
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import with_findings
     d = with_findings(build_results(base_results(True), None, profile()["expectations"], run_tags=["identity"]), None)
     assert d["findings"] == [] and d["summary"]["fail"] == d["summary"]["error"] == 0
     assert "## Findings" not in render_markdown(d) and "<h2>Findings</h2>" not in render_html(d)

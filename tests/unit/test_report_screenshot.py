@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from perf_sample import base_results, profile, sample_perf
-from pod_eval import build_results
-from report_render import render_html
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html
 
 import report_screenshot as rs  # noqa: E402
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from scale_parsers import (effective_config, parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig,
-                           parse_mmlslicense, parse_mmlsmount)
-from scale_plan import foreign_cluster_error, plan_join, verbs_ports
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_parsers import (effective_config,
+    parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense, parse_mmlsmount)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_plan import (foreign_cluster_error,
+    plan_join, verbs_ports)
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "scale")
 

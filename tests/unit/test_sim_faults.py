@@ -129,7 +129,7 @@ def emittable_checks():
     """Check names the toolkit can put in results.json: CheckResult/at_least calls and check-name tuples in
     module_utils/ and library/, and `check: NAME` in roles/ and playbooks/ (the per-host facts)."""
     names = set()
-    for top in ("module_utils", "library", "roles", "playbooks"):
+    for top in ("ansible_collections/dgxpod/toolkit/plugins/module_utils", "library", "roles", "playbooks"):
         for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
             for name in files:
                 if not name.endswith((".py", ".yml")):

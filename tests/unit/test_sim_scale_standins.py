@@ -9,7 +9,8 @@ import os
 import subprocess
 
 import pytest
-from scale_parsers import parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense, parse_mmlsmount
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_parsers import (parse_mmgetstate,
+    parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense, parse_mmlsmount)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STANDINS = os.path.join(ROOT, "sim", "standins")

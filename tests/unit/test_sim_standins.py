@@ -224,7 +224,7 @@ ADDRS = {"enp5s0": ["198.18.5.11"], "enp12s0": ["198.18.12.11"], "enp132s0": ["1
 
 
 def _hw_parsers():
-    import hw_parsers
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import hw_parsers
     return hw_parsers
 
 

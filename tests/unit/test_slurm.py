@@ -9,9 +9,9 @@ import subprocess
 import pytest
 
 from inventory_util import ROOT, hostvars
-from pod_types import Pod
-import slurm_conf
-import slurm_parse
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import conf as slurm_conf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import parse as slurm_parse
 
 FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "slurm")
 REGEN = os.environ.get("SLURM_GOLDEN_REGEN") == "1"  # rewrite the golden files (then review the diff)
@@ -171,7 +171,7 @@ def test_preflight_warns_about_slurm_without_the_scheduler(tmp_path):
 
 
 # ----------------------------------------------------------------------------- which DGX a run drains
-import slurm_drain  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import drain as slurm_drain  # noqa: E402
 
 DGX = ["DGX1-%d" % i for i in range(1, 9)]
 

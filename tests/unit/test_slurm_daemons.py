@@ -21,8 +21,8 @@ import time
 import pytest
 
 from inventory_util import ROOT
-import slurm_conf
-import slurm_parse
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import conf as slurm_conf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import parse as slurm_parse
 
 NEEDED = ("munged", "slurmctld", "slurmd", "sinfo", "srun", "scontrol")
 MISSING = [b for b in NEEDED if not shutil.which(b, path=os.environ.get("PATH", "") + ":/usr/sbin")]
@@ -214,7 +214,7 @@ def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
     written, sbatch --wait returns the command's exit code, and scontrol show job tells COMPLETED / FAILED
     (parsed; TIMEOUT: the long test below); a node Slurm does not know is a refused submission with Slurm's error. With
     SLURM_GOLDEN_REGEN=1 the scontrol outputs are saved as fixtures for test_slurm_job.py."""
-    import slurm_job
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import job as slurm_job
     env = cluster["env"]
     _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
     os.chmod(str(tmp_path), 0o755)
@@ -258,7 +258,7 @@ def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
 def test_slurm_ends_a_hung_job_at_its_time_limit(cluster, tmp_path):
     """A hung job (``sleep 300``) with a 1-minute limit ends as TIMEOUT, and sbatch_outcome says it failed
     (tests/unit/fixtures/slurm/scontrol_job_timeout.txt, read by test_slurm_job.py, came from this run)."""
-    import slurm_job
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import job as slurm_job
     env = cluster["env"]
     _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
     os.chmod(str(tmp_path), 0o755)
@@ -277,7 +277,7 @@ def test_a_job_for_a_drained_dgx_waits_and_is_cancelled_by_name(cluster, tmp_pat
     """sbatch has no --immediate: a job naming a drained DGX (one --drain-failed drained) pends with Slurm's
     reason until the stage's own timeout; squeue names the wait and scancel --name ends it, sbatch --wait
     then returns non-zero. What the NCCL stage through Slurm must do on timeout (docs/slurm.md)."""
-    import slurm_job
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import job as slurm_job
     env = cluster["env"]
     _wait("%s idle" % NODE, lambda: _states(env).get(NODE, {}).get("state") == "idle")
     name = "dgxpod-pending-test"
@@ -314,9 +314,9 @@ def test_the_nccl_launch_runs_inside_an_salloc_allocation(cluster):
     runs here with its stdout and exit code passed through; a drained DGX is refused within --immediate with Slurm's
     reason and named from sinfo; a node Slurm does not know is Slurm's error; a hung command is killed at the stage's
     timeout and settle() cancels its job by name. SLURM_GOLDEN_REGEN=1 saves salloc's stderr for test_slurm_job.py."""
-    import mpi_job
-    import slurm_job
-    import slurm_launch
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import mpi_job
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import job as slurm_job
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import launch as slurm_launch
     env = cluster["env"]
     regen = os.environ.get("SLURM_GOLDEN_REGEN") == "1"
     ready = {"state": "idle", "drain": False, "responding": True, "reason": None}

@@ -9,8 +9,8 @@ import shlex
 import pytest
 
 from inventory_util import ROOT
-from mpi_job import mpirun_argv, timeout_argv
-import slurm_job
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import mpirun_argv, timeout_argv
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import job as slurm_job
 
 FIX = os.path.join(ROOT, "tests", "unit", "fixtures", "slurm")
 

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from inventory_util import ROOT
-from pod_eval import build_results
-from report_render import render_all
-import slurm_drain
-import slurm_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_all
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import drain as slurm_drain
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import eval as slurm_eval
 
 DGX = ["DGX1-1", "DGX1-2", "DGX1-3", "DGX1-4"]
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inventory_util import ROOT, hostvars
-from pod_types import Pod
-from storage_plan import (PlanError, check_mounts, effective_mounts, endpoints, mount_options, mount_plan,
-                          options_missing, rank_data_dir)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import (PlanError, check_mounts,
+    effective_mounts, endpoints, mount_options, mount_plan, options_missing, rank_data_dir)
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "storage")
 NFS_PODS = ["dgxpod", "dgxa100-powerscale"]

@@ -10,7 +10,7 @@ import re
 import time
 
 import pytest
-from switch_push import PushError, SwitchPush
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.push import PushError, SwitchPush
 from test_switch_helpers import GOLDEN
 
 from sim.fakeswitch.cli import new_state  # noqa: E402
@@ -150,7 +150,7 @@ def test_eos_rejected_line_aborts_session_running_byte_identical(fresh, tmp_path
 def test_dropped_connection_leaves_old_or_new(fresh, platform, tmp_path):
     # netmiko notices a closed channel only when a read times out: keep the command timeout short here
     p = params(fresh, platform, tmp_path, command_timeout=4)
-    from switch_diff import remediation
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.diff import remediation
     old = fresh.state("sw-" + platform)["running"]
     fresh.set_faults("sw-" + platform, drop_after_lines=5, drop_times=1)
     with pytest.raises(PushError) as err:
@@ -289,8 +289,8 @@ def test_rejected_line_leaves_the_running_config_as_before(fresh, tmp_path, plat
 
 # ---------------------------------------------------------------------------------------------- VLANs
 def _vlan_configs():
-    from switch_model import structured_config
-    from switch_render import render
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_config
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render
     from test_switch_vlans import _eos_with_vlans, _nvue_with_vlans
     return {"eos": _without_management(render(structured_config(_eos_with_vlans(), "data-sw1")), "data-sw1", "sw-eos"),
             "onyx": _golden("onyx-pod", "sn2700-1", "sw-onyx"),

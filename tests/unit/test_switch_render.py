@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from switch_model import structured_config, structured_configs
-from switch_render import render
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_config, structured_configs
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render
 from test_switch_helpers import GOLDEN, REFERENCE, TEST_PODS, eos_section, pod_model_of
 
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -162,13 +162,13 @@ def test_filter_plugin_matches_module_utils():
 
 
 def test_cross_check_passes_on_the_reference_pods():
-    from switch_model import cross_check
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
     for pod in REFERENCE:
         assert cross_check(pod_model_of(pod)) == []
 
 
 def test_cross_check_names_switch_port_host_and_nic():
-    from switch_model import cross_check
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
     model = pod_model_of("dgxpod")
     model["hosts"]["data-sw1"]["vars"]["switch"]["ports"] = {"Ethernet1/1": {"mtu": 9000}}
     found = cross_check(model)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-import switch_show_parse as sp
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import show_parse as sp
 from test_switch_helpers import FIXTURES
 
 

@@ -10,12 +10,12 @@ import copy
 import socket
 
 import pytest
-from stages import evaluate_stages, registry
-from switch_eval import evaluate, markdown
-from switch_model import structured_config
-from switch_push import SwitchPush
-from switch_render import render
-from switch_readings import SwitchValidate
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import evaluate_stages, registry
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.eval import evaluate, markdown
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_config
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.push import SwitchPush
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.readings import SwitchValidate
 from test_switch_helpers import pod_model_of
 
 from sim.fakeswitch.cli import Device  # noqa: E402

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import yaml
 from inventory_util import copy_inventory
-from switch_eval import evaluate
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.eval import evaluate
 from test_switch_helpers import ROOT
 
 import podmodel as pm  # noqa: E402

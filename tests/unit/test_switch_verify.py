@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from switch_diff import onyx_normalise, remediation
-from switch_verify import parse_eos_pfc, parse_nvue_roce, parse_onyx_roce, verify_lossless
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.diff import onyx_normalise, remediation
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.verify import (parse_eos_pfc, parse_nvue_roce,
+    parse_onyx_roce, verify_lossless)
 from test_switch_helpers import FIXTURES
 
 

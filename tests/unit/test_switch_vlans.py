@@ -6,10 +6,10 @@ import os
 import shutil
 
 import pytest
-from pod_model import validate
-from switch_diff import remediation
-from switch_model import cross_check, structured_config
-from switch_render import render
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import validate
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.diff import remediation
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check, structured_config
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render
 from test_switch_helpers import REFERENCE, eos_section, inventory_path, pod_model_of
 
 from inventory_util import edit_yaml, preflight, texts

@@ -6,13 +6,13 @@ import json
 import os
 
 import pytest
-import training_dataset as td
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import dataset as td
 import yaml
-import training_eval as te
-import training_parse as tp
-from pod_eval import build_results
-from report_render import render_html, render_markdown
-from stages import registry
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import eval as te
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import parse as tp
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -203,7 +203,7 @@ def test_throughput_read_rate_and_gpu_util_fail_on_a_real_pod_and_skip_on_the_si
     assert "90 MB/s per GPU" in by(res, "train_read_rate", "sim-dgx2")[0].cause
     util = by(res, "train_gpu_util", "sim-dgx3")[0]
     assert util.status == "fail" and util.measured == 80.0 and "GPU 0" in util.cause
-    from checks import apply_simulated_policy
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy
     sim = apply_simulated_policy(run(m, simulated=True), True)
     absolute = ("train_throughput", "train_read_rate", "train_gpu_util")
     assert {r.status for r in sim if r.check in absolute} == {"skipped"}
@@ -228,7 +228,7 @@ def test_cold_below_warm_is_storage_bound_naming_the_path_and_the_demand():
 
 
 def test_the_simulator_inventory_loosens_the_thresholds():
-    from pod_eval import deep_merge
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import deep_merge
     with open(os.path.join(ROOT, "inventories", "sim", "group_vars", "all", "pod.yml")) as fh:
         sim_exp = deep_merge(EXP, yaml.safe_load(fh)["pod"]["validation"]["expectations"])
     slow = records({r: {"busy": 7.0} for r in (4, 5)})  # 71% of the others

@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+"""Values derived from the pod model (docs/pod-model.md) - pure functions, stdlib only.
+
+Everything a host needs is computed from the inventory, never from other hosts' gathered facts, so one
+dead node cannot break the run for the others and `--limit` works.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Nic, Pod
+
+
+def nic_entry(nic: Nic) -> Dict[str, Any]:
+    """Everything needed to configure one NIC (address with prefix, netmask, MTU, gateway, kind)."""
+    fab = nic.fabric
+    return {
+        "name": nic.name,
+        "fabric": fab.name,
+        "kind": fab.kind,
+        "carries": list(fab.carries),
+        "address": nic.address,
+        "prefix": nic.prefix,
+        "cidr": nic.cidr,
+        "netmask": str(fab.subnet.netmask),
+        "mtu": nic.mtu,
+        "gateway": fab.gateway if nic.default_route else None,
+        "rdma_device": nic.rdma_device,
+        "roce": fab.roce,
+        "ipoib_mode": fab.ipoib_mode,
+    }
+
+
+def nic_plan(pod: Pod, host: str) -> List[Dict[str, Any]]:
+    """Per NIC of ``host``: everything needed to configure it (see :func:`nic_entry`).
+
+    >>> p = Pod.of_one_host({"fabrics": [{"name": "f", "kind": "ethernet", "subnet": "10.0.0.0/24", "mtu": 9000,
+    ...                      "gateway": "10.0.0.1", "carries": ["compute"]}]},
+    ...                     [{"name": "e0", "fabric": "f", "address": "10.0.0.5", "default_route": True}], "h")
+    >>> nic_plan(p, "h")[0]["cidr"], nic_plan(p, "h")[0]["gateway"]
+    ('10.0.0.5/24', '10.0.0.1')
+    """
+    return [nic_entry(n) for n in pod.host(host).nics]
+
+
+def hosts_entries(pod: Pod) -> List[Dict[str, str]]:
+    """/etc/hosts entries for every DGX and storage node, in inventory order: [{address, name}].
+
+    A DGX name resolves to its address on the hosts fabric (004: DGX1-1 -> 10.55.66.231); a storage node
+    to its address on that fabric, or its first storage-fabric address."""
+    entries = []
+    for host in pod.dgx + pod.storage_nodes:
+        nic = pod.primary_nic(host.name)
+        if nic is None:
+            continue
+        names = host.name if not pod.domain else "%s.%s %s" % (host.name, pod.domain, host.name)
+        entries.append({"address": nic.address, "name": names})
+    return entries
+
+
+def nccl_env(pod: Pod, host: str, profile_env: Dict[str, Any],
+             gid_indexes: Optional[Dict[str, int]] = None) -> Dict[str, str]:
+    """The NCCL/MPI environment for one DGX (written to an env file that containers and jobs read).
+
+    NCCL_IB_HCA lists the RDMA devices of the compute NICs (004 writes "mlx5", i.e. all of them);
+    NCCL_IB_GID_INDEX comes from the RoCEv2 IPv4 GID each device really has (resolved from sysfs by
+    the hardware-facts module) and falls back to the profile's value when facts are not available;
+    NCCL_SOCKET_IFNAME and the MPI TCP interface are the NIC the host name resolves to."""
+    compute = [n for n in pod.host(host).nics if "compute" in n.fabric.carries and n.rdma_device]
+    primary = pod.primary_nic(host)
+    env = {str(k): str(v) for k, v in (profile_env or {}).items()}
+    if compute:
+        env["NCCL_IB_HCA"] = ",".join(n.rdma_device for n in compute)
+    roce = [n for n in compute if n.fabric.kind == "ethernet"]
+    if roce and gid_indexes:
+        found = sorted({gid_indexes[n.rdma_device] for n in roce if n.rdma_device in gid_indexes})
+        if len(found) == 1:
+            env["NCCL_IB_GID_INDEX"] = str(found[0])
+        elif found:
+            raise ValueError("RoCEv2 GID index differs between devices (%s); NCCL takes one value per host"
+                             % ", ".join("%s=%s" % (n.rdma_device, gid_indexes.get(n.rdma_device)) for n in roce))
+    if not roce:
+        env.pop("NCCL_IB_GID_INDEX", None)  # InfiniBand needs no GID index
+    if primary is not None:
+        env["NCCL_SOCKET_IFNAME"] = primary.name
+        env["OMPI_MCA_btl_tcp_if_include"] = primary.name
+    return dict(sorted(env.items()))
+
+
+def ping_targets(pod: Pod, host: str, group: str = "dgx") -> List[Dict[str, Any]]:
+    """Full-MTU ping targets for ``host``: every other member of ``group`` on every Ethernet data fabric
+    (fabrics that carry compute or storage) that both have a NIC on. MTU = the smaller of the two NICs'."""
+    mine = {n.fabric.name: n for n in pod.host(host).nics
+            if n.fabric.kind == "ethernet" and n.fabric.carries_any("compute", "storage")}
+    targets = []
+    for peer in pod.in_group(group):
+        if peer.name == host:
+            continue
+        for pn in peer.nics:
+            local = mine.get(pn.fabric.name)
+            if local is None:
+                continue
+            targets.append({"nic": local.name, "fabric": pn.fabric.name, "peer": peer.name,
+                            "address": pn.address, "mtu": min(local.mtu, pn.mtu)})
+    return targets
+
+
+def link_layer_mismatch(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any]) -> List[str]:
+    """NICs whose RDMA link layer (as the hardware reports it now) is not the fabric's kind."""
+    hw_nics = (dgx_hw or {}).get("nics") or {}
+    out = []
+    for nic in rdma_nics:
+        have = (hw_nics.get(nic["name"]) or {}).get("link_layer")
+        if have and have != ("Ethernet" if nic["kind"] == "ethernet" else "InfiniBand"):
+            out.append(nic["name"])
+    return out
+
+
+def unsupported_port_modes(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any]) -> List[str]:
+    """NICs whose link layer is not the fabric's kind and whose port mode cannot be changed (mlxconfig
+    shows no LINK_TYPE for them: not a VPI adapter, or no MFT tools) - an error before anything changes."""
+    hw_nics = (dgx_hw or {}).get("nics") or {}
+    out = []
+    for name in link_layer_mismatch(rdma_nics, dgx_hw):
+        if not ((hw_nics[name].get("link_type") or {}).get("next_boot")):
+            nic = next(n for n in rdma_nics if n["name"] == name)
+            out.append("%s (%s) runs %s but its fabric is %s, and mlxconfig shows no LINK_TYPE for it (not a VPI "
+                       "adapter, or the MFT tools are missing): its port mode cannot be changed" % (
+                           name, nic.get("rdma_device"), hw_nics[name].get("link_layer"), nic["kind"]))
+    return out
+
+
+def rdma_problems(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_priority: int = 3) -> List[str]:
+    """Compare the RDMA hardware facts (dgx_hw_facts) with the NIC plan: link layer matches the fabric's
+    kind, port active; on RoCE-lossless fabrics trust DSCP, PFC on exactly ``pfc_priority``, RoCEv2, and a
+    RoCEv2 IPv4 GID for the NIC's address. One line per problem, naming the NIC."""
+    problems = []
+    hw_nics = (dgx_hw or {}).get("nics") or {}
+    for nic in rdma_nics:
+        hw = hw_nics.get(nic["name"])
+        label = "%s (%s)" % (nic["name"], nic.get("rdma_device"))
+        if hw is None:
+            problems.append("%s: no RDMA device behind this NIC" % label)
+            continue
+        if nic.get("rdma_device") and hw.get("rdma_device") and hw["rdma_device"] != nic["rdma_device"]:
+            problems.append("%s: ibdev2netdev maps %s to this NIC, model %s" % (
+                label, hw["rdma_device"], nic["rdma_device"]))
+        want = "Ethernet" if nic["kind"] == "ethernet" else "InfiniBand"
+        if hw.get("link_layer") and hw["link_layer"] != want:
+            pending = (hw.get("link_type") or {}).get("next_boot")
+            problems.append("%s: link layer %s, model %s%s" % (label, hw["link_layer"], want, (
+                " (port mode set to %s: reboot required)" % pending) if pending else ""))
+        if hw.get("port_state") and hw["port_state"] != "PORT_ACTIVE":
+            problems.append("%s: RDMA port %s, not PORT_ACTIVE" % (label, hw["port_state"]))
+        if nic.get("roce") == "lossless":
+            qos = hw.get("qos") or {}
+            if qos.get("trust") != "dscp":
+                problems.append("%s: QoS trust %s, model dscp" % (label, qos.get("trust")))
+            if qos.get("pfc_priorities") != [pfc_priority]:
+                problems.append("%s: PFC on priorities %s, model [%d]" % (label, qos.get("pfc_priorities"),
+                                                                           pfc_priority))
+            if hw.get("roce_mode") != "RoCE v2":
+                problems.append("%s: RDMA-CM RoCE mode %s, model RoCE v2" % (label, hw.get("roce_mode")))
+            if hw.get("gid_error"):
+                problems.append("%s: %s" % (label, hw["gid_error"]))
+    return problems

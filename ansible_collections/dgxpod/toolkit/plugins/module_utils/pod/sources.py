@@ -1,0 +1,365 @@
+# -*- coding: utf-8 -*-
+"""Find the inventory file (and line) that defines a pod-model key.
+
+Ansible merges host_vars, group_vars and inline inventory vars before preflight sees them; to tell the
+user *which file* to fix, this module searches the inventory directory in Ansible's precedence order
+(host before group, specific group before ``all``) for the first file that defines the variable, then
+walks the YAML node tree to the deepest line of the key path. Pure file reading; YAML is composed, not
+constructed, so vaulted values and custom tags are harmless.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import yaml
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import Finding
+
+_YAML_EXT = (".yml", ".yaml", ".json", "")
+# Where a missing variable belongs (suggested when no file defines it yet).
+_HOME = {"pod": os.path.join("group_vars", "all", "pod.yml"), "dgx_model": os.path.join("group_vars", "dgx.yml")}
+_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def split_path(path: str) -> List[Union[str, int]]:
+    """``nics[1].address`` -> ['nics', 1, 'address']."""
+    parts: List[Union[str, int]] = []
+    for name, index in _PATH_TOKEN.findall(path):
+        parts.append(int(index) if index else name)
+    return parts
+
+
+def _var_files(base: str, name: str) -> List[str]:
+    """Files Ansible reads for host_vars/<name> or group_vars/<name>."""
+    found = []
+    for ext in _YAML_EXT:
+        cand = os.path.join(base, name + ext)
+        if os.path.isfile(cand):
+            found.append(cand)
+    folder = os.path.join(base, name)
+    if os.path.isdir(folder):
+        for root, _dirs, files in sorted(os.walk(folder)):
+            for f in sorted(files):
+                if f.endswith((".yml", ".yaml", ".json")) or "." not in f:
+                    found.append(os.path.join(root, f))
+    return found
+
+
+def _inventory_files(inv: str) -> List[str]:
+    if os.path.isfile(inv):
+        return [inv]
+    if not os.path.isdir(inv):
+        return []
+    return [os.path.join(inv, f) for f in sorted(os.listdir(inv))
+            if os.path.isfile(os.path.join(inv, f)) and f.endswith((".yml", ".yaml"))]
+
+
+# The parser Ansible uses: libyaml when PyYAML has it (it takes a tab after "key:" that the pure-Python one
+# refuses), so a file is called unreadable only when Ansible cannot read it either.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Composed files, keyed by path and (mtime, size): a run locates thousands of keys in the same few files.
+_COMPOSED: Dict[str, Tuple[Tuple[int, int], Optional[yaml.Node], Optional[Exception]]] = {}
+
+
+def _compose_file(path: str) -> Tuple[Optional[yaml.Node], Optional[Exception]]:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return None, exc
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _COMPOSED.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1], hit[2]
+    node: Optional[yaml.Node] = None
+    error: Optional[Exception] = None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            node = yaml.compose(fh, Loader=_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        error = exc
+    _COMPOSED[path] = (stamp, node, error)
+    return node, error
+
+
+def _compose(path: str) -> Optional[yaml.Node]:
+    return _compose_file(path)[0]
+
+
+def _get(node: Optional[yaml.Node], key: Union[str, int]) -> Optional[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == str(key):
+                return v
+    elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+        return node.value[key]
+    return None
+
+
+def _key_line(node: yaml.MappingNode, key: str) -> Optional[int]:
+    for k, _v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return k.start_mark.line + 1
+    return None
+
+
+def _deepest_line(container: yaml.Node, parts: Sequence[Union[str, int]]) -> Optional[int]:
+    """Line of the deepest node along ``parts`` that exists (parts[0] must exist in container)."""
+    if not isinstance(container, yaml.MappingNode):
+        return None
+    line = _key_line(container, str(parts[0]))
+    if line is None:
+        return None
+    node = _get(container, parts[0])
+    for part in parts[1:]:
+        nxt = _get(node, part)
+        if nxt is None:
+            break
+        if isinstance(node, yaml.MappingNode):
+            line = _key_line(node, str(part)) or line
+        else:
+            line = nxt.start_mark.line + 1
+        node = nxt
+    return line
+
+
+def _inline_scopes(node: Optional[yaml.Node], host: str, groups: Sequence[str]
+                   ) -> Iterator[Tuple[int, yaml.Node]]:
+    """Yield (rank, vars-mapping) for inline vars of the host, its groups and 'all' in a hosts file.
+
+    rank 0 = the host's own vars, 1 = a group's vars, 2 = 'all' vars (Ansible's precedence order)."""
+    def walk(group_name: str, gnode: yaml.Node) -> Iterator[Tuple[int, yaml.Node]]:
+        if not isinstance(gnode, yaml.MappingNode):
+            return
+        hosts = _get(gnode, "hosts")
+        hnode = _get(hosts, host) if hosts is not None else None
+        if isinstance(hnode, yaml.MappingNode):
+            yield 0, hnode
+        gvars = _get(gnode, "vars")
+        if isinstance(gvars, yaml.MappingNode) and (group_name == "all" or group_name in groups):
+            yield (2 if group_name == "all" else 1), gvars
+        children = _get(gnode, "children")
+        if isinstance(children, yaml.MappingNode):
+            for k, v in children.value:
+                yield from walk(k.value, v)
+
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            yield from walk(k.value, v)
+
+
+def locate(inventory_dirs: Sequence[str], host: Optional[str], groups: Sequence[str], var: str,
+           path: str) -> Optional[str]:
+    """Return 'file:line' (or 'file') of the definition of ``var`` for ``host``; None if not found.
+
+    ``path`` is the key path within the variable (``nics[1].address``); when the variable itself is
+    missing, the file where it belongs is suggested instead (host_vars/<host>.yml, group_vars/all)."""
+    return locate_scope(inventory_dirs, host, groups, var, path)[0]
+
+
+def locate_scope(inventory_dirs: Sequence[str], host: Optional[str], groups: Sequence[str], var: str,
+                 path: str) -> Tuple[Optional[str], Optional[int]]:
+    """``locate`` and the scope of the definition: 0 the host's own (host_vars, inline host vars), 1 a group's,
+    2 group 'all'; None when no file defines the variable (the source is then a suggestion)."""
+    parts = split_path(path)
+    if not parts or parts[0] != var:
+        parts = [var] + parts
+    for inv in inventory_dirs:
+        base = inv if os.path.isdir(inv) else os.path.dirname(inv)
+        ordered: List[Tuple[int, str, Optional[yaml.Node]]] = []  # (rank, file, inline-scope)
+        if host:
+            ordered += [(0, f, None) for f in _var_files(os.path.join(base, "host_vars"), host)]
+        for g in list(groups)[::-1]:
+            if g != "all":
+                ordered += [(1, f, None) for f in _var_files(os.path.join(base, "group_vars"), g)]
+        ordered += [(2, f, None) for f in _var_files(os.path.join(base, "group_vars"), "all")]
+        for f in _inventory_files(inv):
+            for rank, scope in _inline_scopes(_compose(f), host or "", groups):
+                ordered.append((rank, f, scope))
+        ordered.sort(key=lambda item: item[0])  # stable: files before inline within a rank
+        for rank, f, scope in ordered:
+            root = scope if scope is not None else _compose(f)
+            if isinstance(root, yaml.MappingNode) and _get(root, var) is not None:
+                line = _deepest_line(root, parts)
+                return ("%s:%d" % (_rel(f), line) if line else _rel(f)), rank
+        if var in ("inventory", "ansible_host") and host:
+            for f in _inventory_files(inv):
+                root = _compose(f)
+                for node in _find_host_nodes(root, host):
+                    return "%s:%d" % (_rel(f), node.start_mark.line + 1), 0
+    if inventory_dirs:
+        base = inventory_dirs[0] if os.path.isdir(inventory_dirs[0]) else os.path.dirname(inventory_dirs[0])
+        if var in _HOME:
+            return _rel(os.path.join(base, _HOME[var])), None
+        if host and var != "inventory":
+            return _rel(os.path.join(base, "host_vars", host + ".yml")), None
+    return None, None
+
+
+def _find_host_nodes(node: Any, host: str) -> Iterator[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == "hosts" and isinstance(v, yaml.MappingNode):
+                for hk, _hv in v.value:
+                    if hk.value == host:
+                        yield hk
+            yield from _find_host_nodes(v, host)
+
+
+def _rel(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+# --------------------------------------------------------------------------- reading the files themselves
+def inventory_yaml_files(inventory_sources: Sequence[str]) -> List[Tuple[str, str, Optional[str]]]:
+    """Every file Ansible reads for the inventory: (path, kind, name) with kind 'inventory', 'host_vars' or
+    'group_vars' and name the host or group the file is for (the first path component under the folder)."""
+    out: List[Tuple[str, str, Optional[str]]] = []
+    seen = set()
+    for inv in inventory_sources:
+        base = inv if os.path.isdir(inv) else os.path.dirname(inv)
+        for f in _inventory_files(inv):
+            if f not in seen:
+                seen.add(f)
+                out.append((f, "inventory", None))
+        for kind in ("host_vars", "group_vars"):
+            folder = os.path.join(base, kind)
+            if not os.path.isdir(folder):
+                continue
+            for entry in sorted(os.listdir(folder)):
+                if entry.startswith("."):
+                    continue
+                full = os.path.join(folder, entry)
+                name = _strip_ext(entry) if os.path.isfile(full) else entry
+                files = [full] if os.path.isfile(full) else [
+                    os.path.join(root, f) for root, _dirs, fs in sorted(os.walk(full)) for f in sorted(fs)
+                    if f.endswith((".yml", ".yaml", ".json")) or "." not in f]
+                for f in files:
+                    if f not in seen and (f.endswith((".yml", ".yaml", ".json")) or "." not in os.path.basename(f)):
+                        seen.add(f)
+                        out.append((f, kind, name))
+    return out
+
+
+def _strip_ext(entry: str) -> str:
+    for ext in (".yml", ".yaml", ".json"):
+        if entry.endswith(ext):
+            return entry[:-len(ext)]
+    return entry
+
+
+def scan_inventory(inventory_sources: Sequence[str], host_names: Iterable[str],
+                   group_names: Iterable[str]) -> List[Finding]:
+    """Problems Ansible hides or reports without a place, found by reading the inventory files directly:
+
+    - a file Ansible cannot parse (a tab in the indentation, most often): file:line and the character;
+    - a key written twice in one mapping (Ansible warns and keeps the last value): both lines;
+    - a host_vars/group_vars file whose name matches a host or group only when case is ignored (Ansible
+      matches names case-sensitively, so the file is silently not read)."""
+    hosts = set(host_names)
+    known = {"host_vars": ("host", hosts), "group_vars": ("group", set(group_names) | {"all"})}
+    out: List[Finding] = []
+    for path, kind, name in inventory_yaml_files(inventory_sources):
+        host = name if kind == "host_vars" and name in hosts else None
+        what, names = known.get(kind, (None, set()))
+        real = {n.lower(): n for n in names}.get(name.lower()) if name is not None and name not in names else None
+        if real is not None:
+            out.append(Finding(real if kind == "host_vars" else None, "file", "file",
+                               "%s is not read for %s %s: Ansible matches %s names to %s names case-sensitively "
+                               "('%s' is not '%s'), so none of its values apply"
+                               % (_rel(path), what, real, kind, what, name, real),
+                               "rename it to %s" % _rel(_renamed(path, name, real)), source=_rel(path)))
+        node, error = _compose_file(path)
+        if error is not None:
+            out.append(_parse_finding(path, host, error))
+            continue
+        for key_path, first, second in _duplicate_keys(node):
+            var = split_path(key_path)[0] if key_path else "file"
+            out.append(Finding(host, str(var), key_path, "'%s' is written twice in one mapping (lines %d and %d): "
+                               "Ansible only warns, keeps the last value (line %d) and drops line %d's" % (
+                                   key_path.rsplit(".", 1)[-1], first, second, second, first),
+                               "keep one of the two lines (the one with the value you mean) and delete the other",
+                               source="%s:%d" % (_rel(path), second)))
+    return out
+
+
+def unreadable_var_files(base: str) -> List[Finding]:
+    """Parse errors (file:line) of the host_vars and group_vars files under ``base`` (what host_group_vars reads)."""
+    out = []
+    for path, kind, name in inventory_yaml_files([base]):
+        if kind != "inventory":
+            node, error = _compose_file(path)
+            del node
+            if error is not None:
+                out.append(_parse_finding(path, name if kind == "host_vars" else None, error))
+    return out
+
+
+def _renamed(path: str, name: str, real: str) -> str:
+    folder = os.path.dirname(path)
+    while os.path.basename(folder) not in ("host_vars", "group_vars") and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    rel = os.path.relpath(path, folder)
+    first, _sep, rest = rel.partition(os.sep)
+    renamed = os.path.join(folder, real + first[len(name):])
+    return os.path.join(renamed, rest) if rest else renamed
+
+
+def _parse_finding(path: str, host: Optional[str], error: Exception) -> Finding:
+    mark = getattr(error, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    col = mark.column + 1 if mark is not None else None
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        lines = []
+    tab_line = None
+    if line is not None:  # the parser stops at or just after the tab
+        for n in (line, line - 1, line + 1):
+            if 1 <= n <= len(lines) and "\t" in lines[n - 1]:
+                tab_line = n
+                break
+    if tab_line is None and "\t" in problem:
+        tab_line = next((n for n, text in enumerate(lines, 1) if "\t" in text), None)
+    if tab_line is not None:
+        column = lines[tab_line - 1].index("\t") + 1
+        return Finding(host, "file", "file", "a tab character at line %d, column %d: YAML indents with spaces only, "
+                       "so Ansible cannot read this file" % (tab_line, column),
+                       "replace the tab with spaces (as many as the lines around it use)",
+                       source="%s:%d" % (_rel(path), tab_line))
+    return Finding(host, "file", "file", "Ansible cannot read this file: %s%s" % (
+        problem, " (column %d)" % col if col else ""), "correct the YAML at that line",
+        source="%s:%d" % (_rel(path), line) if line else _rel(path))
+
+
+def _duplicate_keys(root: Optional[yaml.Node]) -> List[Tuple[str, int, int]]:
+    """(key path, first line, second line) of every key written twice in one mapping."""
+    found: List[Tuple[str, int, int]] = []
+    visited = set()
+
+    def walk(node: yaml.Node, path: str) -> None:
+        if id(node) in visited:
+            return
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: Dict[str, int] = {}
+            for k, v in node.value:
+                if not isinstance(k, yaml.ScalarNode) or k.value == "<<":
+                    continue
+                child = "%s.%s" % (path, k.value) if path else k.value
+                if k.value in seen:
+                    found.append((child, seen[k.value], k.start_mark.line + 1))
+                else:
+                    seen[k.value] = k.start_mark.line + 1
+                walk(v, child)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, "%s[%d]" % (path, i))
+
+    if root is not None:
+        walk(root, "")
+    return found

@@ -1,0 +1,259 @@
+# -*- coding: utf-8 -*-
+"""Preflight checks of the switches in the pod model: models and ports, port-channels, VLANs and routed
+ports (check_switch_l3), and the cabling of every NIC to a switch port (split out of pod_model, issue 13)."""
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import (_lane_words, _port_fix,
+    ETHERNET_OVERHEAD, host_mtu, PLATFORMS, port_lanes, SWITCH_MODELS, switch_port_mtu)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import _ip, _ipif, Finding
+
+
+def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[str, Any]],
+                    fabrics: Dict[str, Dict[str, Any]], out: List[Finding]) -> None:
+    for name, sw in switches.items():
+        model = SWITCH_MODELS[sw["model"]]
+        if sw.get("platform") in PLATFORMS and sw["platform"] != model.platform:
+            out.append(Finding(name, "switch", "switch.platform", "model %s runs %s, not %s" % (
+                sw["model"], model.platform, sw["platform"]), "set platform: %s" % model.platform))
+        mtu = sw.get("mtu")
+        if isinstance(mtu, int):
+            if model.max_mtu is None:
+                out.append(Finding(name, "switch", "switch.mtu", "an InfiniBand switch has no Ethernet MTU",
+                                   "remove mtu"))
+            elif mtu > model.max_mtu:
+                out.append(Finding(name, "switch", "switch.mtu", "%d is above the %s maximum of %d" % (
+                    mtu, sw["model"], model.max_mtu), "use %d or less" % model.max_mtu))
+        for port, cfg in (sw.get("ports") or {}).items():
+            if port not in model.ports:
+                out.append(Finding(name, "switch", "switch.ports.%s" % port, "port does not exist on a %s"
+                                   % sw["model"], _port_fix(model)))
+            elif isinstance(cfg, dict) and isinstance(cfg.get("mtu"), int) and model.max_mtu and \
+                    cfg["mtu"] > model.max_mtu:
+                out.append(Finding(name, "switch", "switch.ports.%s.mtu" % port, "%d is above the %s maximum "
+                                   "of %d" % (cfg["mtu"], sw["model"], model.max_mtu),
+                                   "use %d or less" % model.max_mtu))
+        members_seen: Dict[str, str] = {}
+        for i, pc in enumerate(sw.get("port_channels") or []):
+            if not isinstance(pc, dict):
+                continue
+            for j, member in enumerate(pc.get("members") or []):
+                path = "switch.port_channels[%d].members[%d]" % (i, j)
+                if member not in model.ports:
+                    out.append(Finding(name, "switch", path, "port '%s' does not exist on a %s" % (
+                        member, sw["model"]), _port_fix(model)))
+                elif member in members_seen:
+                    out.append(Finding(name, "switch", path, "port %s is already a member of %s" % (
+                        member, members_seen[member]), "use each port in one port-channel only"))
+                members_seen[member] = "Port-Channel%s" % pc.get("id")
+            peer = pc.get("peer")
+            if peer is not None and peer not in switches:
+                out.append(Finding(name, "switch", "switch.port_channels[%d].peer" % i,
+                                   "'%s' is not a switch in this inventory" % peer,
+                                   "name a host of group 'switches'"))
+        sw["_pc_members"] = members_seen
+        lanes: Dict[int, List[Tuple[str, frozenset, str]]] = {}
+        for member, channel in members_seen.items():
+            cfg = (sw.get("ports") or {}).get(member)
+            got = port_lanes(model, member, cfg.get("speed") if isinstance(cfg, dict) else None)
+            if got is not None:
+                lanes.setdefault(got[0], []).append((member, got[1], "%s (inter-switch link)" % channel))
+        sw["_lanes"] = lanes
+        out.extend(check_switch_l3(name, sw))
+        for i, route in enumerate(sw.get("routes") or []):
+            hop = _ip(route.get("next_hop")) if isinstance(route, dict) else None
+            if hop is not None and fabrics and not any(hop in f["_net"] for f in fabrics.values()):
+                out.append(Finding(name, "switch", "switch.routes[%d].next_hop" % i,
+                                   "%s is not inside any fabric of the pod" % hop,
+                                   "check the address, or model the fabric it belongs to", "warning"))
+
+
+_VLAN_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+
+
+def vlan_id(key: Any) -> Optional[int]:
+    """A VLAN id from a ``switch.vlans`` key (YAML gives 10 or "10"); None when it is not one in 1..4094."""
+    if isinstance(key, bool):
+        return None
+    if isinstance(key, str) and key.strip().isdigit():
+        key = int(key.strip())
+    return key if isinstance(key, int) and 1 <= key <= 4094 else None
+
+
+def check_switch_l3(name: str, sw: Dict[str, Any]) -> List[Finding]:
+    """VLANs, SVI and routed-port addresses of one switch (``switch.vlans``, ``switch.ports.<p>.vlan|address``).
+
+    Findings name the switch and the key: VLAN ids outside 1..4094, bad names, addresses that are not an
+    interface address in CIDR form or are the subnet's network/broadcast address, a port on an undeclared
+    VLAN, a port with both a VLAN and an address, VLANs/addresses on port-channel members or on an
+    InfiniBand switch, and overlapping subnets of two L3 interfaces (SVIs and routed ports) of the switch."""
+    out: List[Finding] = []
+    model = SWITCH_MODELS.get(sw.get("model"))
+    vlans = sw.get("vlans")
+    ports = sw.get("ports") if isinstance(sw.get("ports"), dict) else {}
+    if vlans is not None and not isinstance(vlans, dict):
+        return out  # the schema check reports it
+    vlans = vlans or {}
+    if model is not None and model.max_mtu is None:
+        if vlans:
+            out.append(Finding(name, "switch", "switch.vlans", "an InfiniBand switch has no VLANs",
+                               "remove vlans from this switch"))
+        for port, cfg in ports.items():
+            for key in ("vlan", "address"):
+                if isinstance(cfg, dict) and cfg.get(key) is not None:
+                    out.append(Finding(name, "switch", "switch.ports.%s.%s" % (port, key), "an InfiniBand switch "
+                                       "port has no %s" % ("VLAN" if key == "vlan" else "IP address"),
+                                       "remove %s" % key))
+        return out
+    l3: List[Tuple[str, ipaddress.IPv4Interface]] = []
+    declared = set()
+    for key, cfg in vlans.items():
+        path = "switch.vlans.%s" % key
+        vid = vlan_id(key)
+        if vid is None:
+            out.append(Finding(name, "switch", path, "VLAN id %r is not an integer in 1..4094" % (key,),
+                               "use a VLAN id from 1 to 4094"))
+            continue
+        if vid in declared:
+            out.append(Finding(name, "switch", path, "VLAN %d is declared twice" % vid, "declare it once"))
+        declared.add(vid)
+        if not isinstance(cfg, dict):
+            continue
+        vname = cfg.get("name")
+        if isinstance(vname, str) and not _VLAN_NAME_RE.match(vname):
+            out.append(Finding(name, "switch", path + ".name", "%r is not a usable VLAN name" % vname,
+                               "use letters, digits, '_', '-', '.' (1-32 characters)"))
+        if cfg.get("address") is not None:
+            addr = _ipif(cfg["address"])
+            if addr is not None:
+                l3.append((path + ".address", addr))
+    members = set()
+    for pc in sw.get("port_channels") or []:
+        if isinstance(pc, dict):
+            members.update(m for m in pc.get("members") or [] if isinstance(m, str))
+    for port, cfg in ports.items():
+        if not isinstance(cfg, dict):
+            continue
+        path = "switch.ports.%s" % port
+        vid, addr = cfg.get("vlan"), cfg.get("address")
+        if vid is not None and addr is not None:
+            out.append(Finding(name, "switch", path, "a port is either an access port (vlan %s) or a routed port "
+                               "(address %s), not both" % (vid, addr), "remove vlan or address"))
+        if (vid is not None or addr is not None) and port in members:
+            out.append(Finding(name, "switch", path + (".vlan" if vid is not None else ".address"),
+                               "port %s is a port-channel member; its VLAN or address would be ignored" % port,
+                               "remove it from the port, or take the port out of the port-channel"))
+        if isinstance(vid, int) and not isinstance(vid, bool) and 1 <= vid <= 4094 and vid not in declared:
+            out.append(Finding(name, "switch", path + ".vlan", "VLAN %d is not declared in switch.vlans" % vid,
+                               "add switch.vlans.%d: {name: ...} or use one of %s" % (
+                                   vid, ", ".join(str(v) for v in sorted(declared)) or "(none declared)")))
+        if addr is not None and _ipif(addr) is not None:
+            if model is not None and model.platform == "onyx":
+                out.append(Finding(name, "switch", path + ".address", "routed ports are not rendered for Onyx by "
+                                   "this toolkit", "use a VLAN with an SVI address, or raw_cli"))
+            l3.append((path + ".address", _ipif(addr)))
+    for i, (path, addr) in enumerate(l3):
+        net = addr.network
+        if net.prefixlen < 31 and addr.ip in (net.network_address, net.broadcast_address):
+            out.append(Finding(name, "switch", path, "%s is the network or broadcast address of %s" % (addr.ip, net),
+                               "use a host address of %s" % net))
+        for other_path, other in l3[:i]:
+            if net.overlaps(other.network):
+                out.append(Finding(name, "switch", path, "subnet %s overlaps %s (%s) on the same switch" % (
+                    net, other.network, other_path), "give every VLAN interface and routed port its own subnet"))
+    return out
+
+
+def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any],
+                   switches: Dict[str, Dict[str, Any]], cabled: Dict[Tuple[str, str], str],
+                   out: List[Finding]) -> None:
+    sw_name, port = nic.get("switch"), nic.get("switch_port")
+    if sw_name is None and port is None:
+        return
+    if sw_name is None or port is None:
+        missing = "switch" if sw_name is None else "switch_port"
+        out.append(Finding(host, "nics", path + "." + missing, "a cabled NIC needs both switch and switch_port",
+                           "add %s, or remove the other key if the NIC is not cabled to a modelled switch"
+                           % missing))
+        return
+    sw = switches.get(sw_name)
+    if sw is None:
+        out.append(Finding(host, "nics", path + ".switch", "'%s' is not a switch in this inventory" % sw_name,
+                           "name a host of group 'switches' (with a valid switch.model)"))
+        return
+    model = SWITCH_MODELS[sw["model"]]
+    if port not in model.ports:
+        out.append(Finding(host, "nics", path + ".switch_port", "%s has no port '%s' (a %s)" % (
+            sw_name, port, sw["model"]), _port_fix(model)))
+        return
+    key = (sw_name, port)
+    if key in cabled:
+        out.append(Finding(host, "nics", path + ".switch_port", "%s %s is already cabled to %s" % (
+            sw_name, port, cabled[key]), "cable each switch port to one NIC"))
+        return
+    cabled[key] = "%s %s (%s)" % (host, nic.get("name"), path)
+    port_cfg = (sw.get("ports") or {}).get(port) or {}
+    speed = nic.get("speed")
+    lanes = port_lanes(model, port, speed if speed is not None else (
+        port_cfg.get("speed") if isinstance(port_cfg, dict) else None))
+    if lanes is not None:
+        cage, used = lanes
+        taken = sw.setdefault("_lanes", {}).setdefault(cage, [])
+        for other_port, other_used, who in taken:
+            if other_used & used and other_port != port:  # the port itself in a port-channel: reported below
+                whole, part = ((port, used), (other_port, other_used)) if len(used) >= len(other_used) else (
+                    (other_port, other_used), (port, used))
+                out.append(Finding(host, "nics", path + ".switch_port", "%s %s is cabled to %s, but the same lanes "
+                                   "of port %d are cabled to %s: %s and %s" % (
+                                       sw_name, port, "%s %s" % (host, nic.get("name")), cage, who,
+                                       _lane_words(model, whole[0], whole[1]), _lane_words(model, part[0], part[1])),
+                                   "cable the NIC to a free port, or break the port out and cable one NIC per lane "
+                                   "(swpNs0-3, 1/N/1-4, EthernetN/1-4)"))
+                break
+        taken.append((port, used, "%s %s" % (host, nic.get("name"))))
+    if port in sw.get("_pc_members", {}):
+        out.append(Finding(host, "nics", path + ".switch_port", "%s %s is a member of %s (inter-switch link)"
+                           % (sw_name, port, sw["_pc_members"][port]), "cable the NIC to a free port"))
+    is_ib_switch = model.platform == "mlnx-ib"
+    if is_ib_switch != (fab["kind"] == "infiniband"):
+        out.append(Finding(host, "nics", path + ".switch", "link type mismatch: %s NIC on fabric '%s' is cabled "
+                           "to %s, an %s switch" % (fab["kind"], fab["name"], sw_name,
+                                                   "InfiniBand" if is_ib_switch else "Ethernet"),
+                           "cable it to a switch of the fabric's kind, or fix the fabric's kind"))
+        return
+    port_speed = port_cfg.get("speed") if isinstance(port_cfg, dict) else None
+    if isinstance(speed, int):
+        if speed > model.top_speed:
+            out.append(Finding(host, "nics", path + ".speed", "%d Gb/s is faster than a %s port (%d Gb/s)" % (
+                speed, sw["model"], model.top_speed), "check the NIC speed or the switch model"))
+        elif isinstance(port_speed, int) and port_speed != speed:
+            out.append(Finding(host, "nics", path + ".speed", "NIC runs at %d Gb/s but %s %s is set to %d Gb/s"
+                               % (speed, sw_name, port, port_speed), "make the port and NIC speeds agree"))
+    if not is_ib_switch:
+        mtu = host_mtu(nic, fab)
+        if model.max_mtu is not None and mtu + ETHERNET_OVERHEAD > model.max_mtu:
+            # no switch setting can hold it: the host MTU is the value to change (the fabric's, unless the NIC
+            # sets its own), reported once on that value
+            own = nic.get("mtu") is not None
+            out.append(Finding(host, "nics" if own else "pod", path + ".mtu" if own else "pod.fabrics[%d].mtu" %
+                               fab["_index"], "host MTU %d + %d bytes of headers is more than a %s port takes (%d): "
+                               "%s %s on %s %s" % (mtu, ETHERNET_OVERHEAD, sw["model"], model.max_mtu, host,
+                                                   nic.get("name"), sw_name, port),
+                               "lower the MTU to %d or less" % (model.max_mtu - ETHERNET_OVERHEAD),
+                               inherited=not own))
+            return
+        port_mtu = switch_port_mtu(sw, port)
+        port_override = isinstance(port_cfg, dict) and port_cfg.get("mtu") is not None
+        if port_mtu is not None and mtu + ETHERNET_OVERHEAD > port_mtu and not port_override \
+                and sw.get("mtu") is not None:
+            # the switch-wide MTU is too low: one finding on switch.mtu, not one per cabled NIC
+            sw.setdefault("_mtu_short", []).append((mtu, "%s %s (%s %s)" % (
+                sw_name, port, host, nic.get("name"))))
+        elif port_mtu is not None and mtu + ETHERNET_OVERHEAD > port_mtu:
+            out.append(Finding(host, "nics", path + ".switch_port", "host MTU %d + %d bytes of headers does not "
+                               "fit %s %s (MTU %d)" % (mtu, ETHERNET_OVERHEAD, sw_name, port, port_mtu),
+                               "raise the switch port MTU to at least %d (max %s) or lower the host MTU" % (
+                                   mtu + ETHERNET_OVERHEAD, model.max_mtu)))

@@ -1,0 +1,156 @@
+# -*- coding: utf-8 -*-
+"""Parse fio ``--output-format=json`` output into a compact result dict. Pure functions, no I/O.
+
+Handles fio 2.0 - 2.20 (``clat``/``slat``/``lat`` in microseconds, ``bw`` in KiB/s, ``io_bytes`` in KiB),
+fio 2.21 - 2.x (``io_bytes`` in bytes next to a new ``io_kbytes``, latencies still in microseconds),
+fio 2.99 - 3.1 (``clat_ns``) and fio 3.2+ (``bw_bytes`` in bytes/s), JSON with text around it (``fio:
+pid=...`` warnings, ``--output-format=json,normal``) and ``--status-interval`` output (one JSON report per
+interval: the last one is the final report). Tested against fio-2.2.10, fio-2.21 (written from its stat.c),
+fio-3.33 (Debian 12, with and without --status-interval) and fio-3.42 outputs (tests/unit/fixtures/perf/).
+
+Contract: fio's own job errors give ``status: "error"``; output that is not a complete fio JSON report
+(empty, cut off, no jobs, a job without its read/write numbers) raises ``ValueError`` - never a result built
+from part of it or from an interim report.
+
+Result (``parse_fio``)::
+
+    status   "ok" | "error"      (error: no usable output, or any job reported a non-zero error)
+    error    text (None when ok)
+    version  "fio-3.33"
+    jobs     [{name, error, read: DIR, write: DIR}]
+    aggregate {read: DIR, write: DIR}  bandwidths, IOPS and bytes summed over jobs; latency percentiles the
+             worst (largest) over the jobs that did I/O in that direction, mean weighted by I/O count
+    errors   ["job j1: error 22 (Invalid argument)"]
+
+DIR = {bw_bytes (bytes/s), iops, io_bytes, runtime_ms, total_ios, clat_mean_ns,
+       clat_percentiles_ns {"p50": ns, "p90": ..., "p99": ..., "p99.9": ...}}
+"""
+from __future__ import annotations
+
+import errno
+import os
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_parse import load_json_documents
+
+DIRECTIONS = ("read", "write")
+
+
+def _num(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def percentile_key(key: str) -> Optional[str]:
+    """"99.900000" -> "p99.9"; fio 2.x's filler keys ("0.00") -> None."""
+    try:
+        value = float(key)
+    except ValueError:
+        return None
+    if value <= 0:
+        return None
+    return "p%s" % ("%f" % value).rstrip("0").rstrip(".")
+
+
+_REQUIRED = ("iops", "runtime", "io_bytes", "total_ios")
+
+
+def _direction(block: Dict[str, Any], where: str) -> Dict[str, Any]:
+    if not isinstance(block, dict):
+        raise ValueError("fio output: %s is not an object" % where)
+    missing = [k for k in _REQUIRED if k not in block] + ([] if "bw" in block or "bw_bytes" in block else ["bw"])
+    if missing:
+        raise ValueError("fio output: %s has no %s (cut off, or not fio JSON?)" % (where, ", ".join(missing)))
+    for k in _REQUIRED + ("bw", "bw_bytes"):
+        if k in block and (isinstance(block[k], bool) or not isinstance(block[k], (int, float))):
+            raise ValueError("fio output: %s %s is not a number (%r)" % (where, k, block[k]))
+    if "bw_bytes" in block:
+        bw = _num(block.get("bw_bytes"))
+    else:
+        bw = _num(block.get("bw")) * 1024.0  # fio reports bw in KiB/s
+    # io_bytes is in KiB up to fio 2.20; from 2.21 it is in bytes and io_kbytes holds the KiB
+    in_bytes = "io_kbytes" in block or "bw_bytes" in block or "clat_ns" in block
+    io_bytes = _num(block.get("io_bytes")) * (1.0 if in_bytes else 1024.0)
+    if "clat_ns" in block:
+        clat, scale = block.get("clat_ns") or {}, 1.0
+    else:
+        clat, scale = block.get("clat") or {}, 1000.0  # fio before 2.99: usec
+    pct = {}
+    for key, value in (clat.get("percentile") or {}).items():
+        name = percentile_key(key)
+        if name:
+            pct[name] = _num(value) * scale
+    return {"bw_bytes": bw, "iops": _num(block.get("iops")), "io_bytes": io_bytes,
+            "runtime_ms": _num(block.get("runtime")), "total_ios": int(_num(block.get("total_ios"))),
+            "clat_mean_ns": _num(clat.get("mean")) * scale,
+            "clat_percentiles_ns": dict(sorted(pct.items(), key=lambda kv: float(kv[0][1:])))}
+
+
+def _zero() -> Dict[str, Any]:
+    return {"bw_bytes": 0.0, "iops": 0.0, "io_bytes": 0.0, "runtime_ms": 0.0, "total_ios": 0,
+            "clat_mean_ns": 0.0, "clat_percentiles_ns": {}}
+
+
+def aggregate(jobs: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Sum bandwidth/IOPS/bytes over jobs; worst percentile; I/O-weighted mean latency."""
+    out = {}
+    for d in DIRECTIONS:
+        agg = _zero()
+        weighted = 0.0
+        for job in jobs:
+            x = job[d]
+            agg["bw_bytes"] += x["bw_bytes"]
+            agg["iops"] += x["iops"]
+            agg["io_bytes"] += x["io_bytes"]
+            agg["total_ios"] += x["total_ios"]
+            agg["runtime_ms"] = max(agg["runtime_ms"], x["runtime_ms"])
+            weighted += x["clat_mean_ns"] * x["total_ios"]
+            if x["total_ios"]:
+                for k, v in x["clat_percentiles_ns"].items():
+                    agg["clat_percentiles_ns"][k] = max(agg["clat_percentiles_ns"].get(k, 0.0), v)
+        agg["clat_mean_ns"] = weighted / agg["total_ios"] if agg["total_ios"] else 0.0
+        agg["clat_percentiles_ns"] = dict(sorted(agg["clat_percentiles_ns"].items(),
+                                                 key=lambda kv: float(kv[0][1:])))
+        out[d] = agg
+    return out
+
+
+def _errtext(code: int) -> str:
+    try:
+        return os.strerror(code) if code in errno.errorcode else "error %d" % code
+    except (ValueError, OverflowError):
+        return "error %d" % code
+
+
+def parse_fio(output: Any) -> Dict[str, Any]:
+    """Parse fio JSON output (text or a loaded dict); the last report when there are several
+    (``--status-interval``). Raises ValueError when it is not a complete fio report."""
+    if isinstance(output, dict):
+        doc = output
+    else:
+        reports = [d for d in load_json_documents(output) if "jobs" in d]
+        if not reports:
+            raise ValueError("fio output has no JSON report with 'jobs'")
+        doc = reports[-1]
+    raw_jobs = doc.get("jobs")
+    if not isinstance(raw_jobs, list) or not raw_jobs:
+        raise ValueError("fio output has no jobs")
+    jobs = []
+    errors = []
+    for i, j in enumerate(raw_jobs):
+        if not isinstance(j, dict):
+            raise ValueError("fio output: job %d is not an object" % i)
+        code = int(_num(j.get("error")))
+        job = {"name": j.get("jobname"), "error": code}
+        for d in DIRECTIONS:
+            job[d] = _direction(j.get(d), "job %s %s" % (job["name"] or i, d))
+        jobs.append(job)
+        if code:
+            errors.append("job %s: error %d (%s)" % (job["name"], code, _errtext(code)))
+    res = {"status": "ok", "error": None, "version": doc.get("fio version"), "jobs": jobs,
+           "aggregate": aggregate(jobs), "errors": errors}
+    if errors:
+        res.update(status="error", error="; ".join(errors))
+    return res

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+"""Read a switch's state for validation, read-only (used by library/switch_validate.py).
+
+``SwitchValidate(params).run()`` connects with the deploy's own netmiko session code
+(:class:`switch_push.SwitchPush`: same device types, host-key policy, timeouts and password hygiene), never
+enters config mode, and returns what it read, parsed (module_utils/switch_show_parse.py):
+
+- ``drift``: the deploy's scoped diff of the running config against the rendered model (the commands the
+  deploy would send; nothing is sent here);
+- ``port_config``: per-port MTU, speed, shutdown, QoS trust and PFC lines from the running config;
+- ``lossless``: :func:`switch_verify.verify_lossless` on the platform's PFC/RoCE show command;
+- ``status``: per-port operational state and speed; ``lldp``: per-port LLDP neighbours;
+- ``counters``: error, discard and PFC pause counters read twice, ``interval`` seconds apart, and the delta.
+
+A show command whose output does not parse is recorded in ``errors`` (command -> message) and the rest goes
+on; the evaluator (module_utils/switch_eval.py) turns it into an ``error`` check. Deciding pass/fail is not
+done here.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Optional
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import show_parse as sp
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.diff import remediation
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.push import SwitchPush
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.verify import verify_lossless
+
+# platform -> (command, parser) per kind of reading; counters: {name: (command, parser)}
+STATUS = {"eos": ("show interfaces status | json", sp.eos_interfaces_status),
+          "onyx": ("show interfaces ethernet status", sp.onyx_interfaces_status),
+          "cumulus": ("nv show interface", sp.nvue_interfaces)}
+LLDP = {"eos": ("show lldp neighbors detail | json", sp.eos_lldp_neighbors_detail),
+        "onyx": ("show lldp interfaces ethernet remote", sp.onyx_lldp_remote),
+        "cumulus": ("nv show interface lldp", sp.nvue_lldp)}
+COUNTERS = {"eos": {"errors": ("show interfaces counters errors | json", sp.eos_counters_errors),
+                    "discards": ("show interfaces counters discards | json", sp.eos_counters_discards),
+                    "pause": ("show priority-flow-control counters | json", sp.eos_pfc_counters)}}
+LOSSLESS = {"eos": "show priority-flow-control", "onyx": "show roce", "cumulus": "nv show qos roce -o json"}
+
+
+class SwitchValidate(SwitchPush):
+    """Read-only: reuses SwitchPush's connection (``_connect``, ``_send``, ``read_running``)."""
+
+    def __init__(self, params: Dict[str, Any], log: Optional[Callable[[str], None]] = None,
+                 connect: Optional[Callable[..., Any]] = None, sleep: Callable[[float], None] = time.sleep):
+        super().__init__(params, log, connect)
+        self._sleep = sleep
+        self.result = {"changed": False, "platform": self.platform, "errors": {}}
+
+    def _read(self, command: str, parser: Callable[[str], Any]) -> Any:
+        try:
+            return parser(self._send(command))
+        except ValueError as exc:
+            self.result["errors"][command] = str(exc)
+            return None
+
+    def _counters(self) -> Dict[str, Any]:
+        out = {}
+        for kind, (command, parser) in COUNTERS.get(self.platform, {}).items():
+            out[kind] = self._read(command, parser)
+        return out
+
+    def run(self, check_mode: bool = True) -> Dict[str, Any]:  # noqa: ARG002 - always read-only
+        return self._session(self._validate)
+
+    def _validate(self, t0: float) -> Dict[str, Any]:
+        running = self.read_running()
+        rem = remediation(self.platform, running, self.p["config"])
+        self.result["drift"] = {"changed": rem.changed, "commands": rem.commands}
+        try:
+            self.result["port_config"] = sp.port_config(self.platform, running)
+        except ValueError as exc:
+            self.result["errors"]["running-config per port"] = str(exc)
+        expect = self.p.get("lossless_expect") or {}
+        if expect and self.platform in LOSSLESS:
+            try:
+                self.result["lossless"] = verify_lossless(self.platform, self._send(LOSSLESS[self.platform]),
+                                                          expect)
+            except ValueError as exc:
+                self.result["errors"][LOSSLESS[self.platform]] = str(exc)
+        first = self._counters()
+        t_first = time.time()
+        if self.platform in STATUS:
+            self.result["status"] = self._read(*STATUS[self.platform])
+            self.result["lldp"] = self._read(*LLDP[self.platform])
+        if self.platform in COUNTERS:
+            wait = float(self.p.get("counter_interval") or 0) - (time.time() - t_first)
+            if wait > 0:
+                self._sleep(wait)
+            second = self._counters()
+            self.result["counters"] = {
+                "interval_s": round(time.time() - t_first, 2),
+                "first": first, "second": second, "delta": _delta(first, second)}
+        self.result["timings"] = {"total": round(time.time() - t0, 3)}
+        return self.result
+
+
+def _delta(first: Dict[str, Any], second: Dict[str, Any]) -> Dict[str, Any]:
+    """{kind: {port: {counter: second - first}}} for every counter read both times (a counter that went down
+    - cleared in between - gives its second value)."""
+    out: Dict[str, Any] = {}
+    for kind, now in second.items():
+        before = first.get(kind)
+        if now is None or before is None:
+            out[kind] = None
+            continue
+        out[kind] = {}
+        for port, values in now.items():
+            old = before.get(port) or {}
+            out[kind][port] = {k: (v - old[k] if k in old and v >= old[k] else v) for k, v in values.items()}
+    return out
