@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Filters that decide the deploy roles' per-host checks (module_utils/host_checks.py): the roles pass in what
+"""Filters that decide the deploy roles' per-host checks (module_utils/report/host_checks.py): the roles pass in what
 they read and registered, the status and the cause are decided in Python."""
 from __future__ import annotations
 

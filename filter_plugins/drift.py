@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Filters for the drift stage (playbooks/validate_drift.yml, module_utils/drift_eval.py)."""
+"""Filters for the drift stage (playbooks/validate_drift.yml, module_utils/drift/eval.py)."""
 from __future__ import annotations
 
 

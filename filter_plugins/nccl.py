@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Filters for the NCCL stage (playbooks/validate_nccl.yml); the logic is in module_utils/nccl_plan.py."""
+"""Filters for the NCCL stage (playbooks/validate_nccl.yml); the logic is in module_utils/nccl/plan.py."""
 from __future__ import annotations
 
 
@@ -18,7 +18,7 @@ def _pick(hostvars, hosts, keys):
 
 
 def pod_nccl_topology(pod, hostvars, dgx):
-    """The NCCL topology (module_utils/nccl_plan.topology) of the typed pod of the DGX in ``dgx``."""
+    """The NCCL topology (module_utils/nccl/plan.topology) of the typed pod of the DGX in ``dgx``."""
     dgx = list(dgx)
     return topology(Pod.from_hostvars({h: hostvars[h] for h in dgx}, {"dgx": dgx}, pod), dgx)
 

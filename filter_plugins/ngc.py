@@ -24,7 +24,7 @@ def _collected_key(hostvars, node):
 
 
 def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts=""):
-    """{node: "<type> <base64>"} for every node of the mesh (module_utils/ngc_container.merge_pinned_keys):
+    """{node: "<type> <base64>"} for every node of the mesh (module_utils/containers/ngc_container.merge_pinned_keys):
     the key collected in this run (hostvars[node].ngc_container_hostkey_pub), else the one remembered on the
     controller from an earlier run (cache_dir/<node>.pub), else the one pinned in this node's current
     known_hosts (``previous_known_hosts``, its text). A node seen in no run yet is left out (it has no
@@ -62,12 +62,13 @@ def ngc_authorized_keys(pubkeys, options=""):
 
 
 def ngc_ulimit_refusal(error, ulimits, proc_limits=""):
-    """Why the engine refused a --ulimit, naming the variable to change (module_utils/ngc_container), or ''."""
+    """Why the engine refused a --ulimit, naming the variable to change (module_utils/containers/ngc_container),
+    or ''."""
     return ulimit_refusal(str(error or ""), dict(ulimits or {}), str(proc_limits or ""))
 
 
 def ngc_container_status(text):
-    """running/exited/.../absent from `<engine> container inspect` output (module_utils/ngc_container)."""
+    """running/exited/.../absent from `<engine> container inspect` output (module_utils/containers/ngc_container)."""
     return inspect_status(str(text or ""))
 
 

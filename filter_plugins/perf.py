@@ -23,7 +23,7 @@ def pod_iperf_plan(pod, hostvars, groups, storage_iperf=None, base_port=5201, sc
                    all_pairs_max=ALL_PAIRS_MAX, rounds=None, storage_rounds=STORAGE_ROUNDS, seed=SEED):
     """Rounds of iperf3 tests. ``schedule`` (pod_perf_schedule) auto | all_pairs | matchings: auto = every pair of
     DGX on every data fabric up to ``all_pairs_max`` DGX (pod_perf_all_pairs_max), a few rounds of matchings per
-    fabric beyond (module_utils/perf_schedule.py). Then DGX<->storage with the storage hosts that can run iperf3
+    fabric beyond (module_utils/perf/schedule.py). Then DGX<->storage with the storage hosts that can run iperf3
     (storage_iperf; default: storage_node.iperf3 true, or the simulator's nfs-ganesha nodes)."""
     dgx, storage = list(groups.get("dgx", [])), list(groups.get("storage", []))
     if storage_iperf is None:
@@ -61,7 +61,7 @@ def pod_perf_eta(iperf_rounds_left, iperf_duration, fio_steps_left, fio_seconds_
 
 def pod_perf_predict(plan, run, fio_steps_count=0):
     """'12m40s': the predicted duration of the iperf3 plan and ``fio_steps_count`` fio steps under the run profile
-    (module_utils/perf_schedule.predict_seconds, the same figure scripts/plan_perf.py prints)."""
+    (module_utils/perf/schedule.predict_seconds, the same figure scripts/plan_perf.py prints)."""
     return format_eta(predict_seconds(plan, run or {}, int(fio_steps_count)))
 
 
@@ -96,7 +96,7 @@ def _result(hostvars, host, names):
 
 
 def pod_iperf_records(plan, hostvars, servers_var, clients_vars):
-    """One record per planned test from what each host registered (see module_utils/iperf_launch.py)."""
+    """One record per planned test from what each host registered (see module_utils/perf/iperf_launch.py)."""
     hosts = sorted({t[k] for r in plan for t in r["tests"] for k in ("server", "client")})
     names = [clients_vars] if isinstance(clients_vars, str) else list(clients_vars)
     return records(plan, {h: _result(hostvars, h, [servers_var]) for h in hosts},
@@ -105,7 +105,7 @@ def pod_iperf_records(plan, hostvars, servers_var, clients_vars):
 
 def pod_iperf_confirm_plan(tests, plan, expectations=None, overrides=None, simulated=False,
                            max_rounds=DEFAULT_MAX_ROUNDS):
-    """The rounds to run again before a lone pair is called slow (module_utils/iperf_confirm.py): {"rounds",
+    """The rounds to run again before a lone pair is called slow (module_utils/perf/iperf_confirm.py): {"rounds",
     "tests", "left"}. ``expectations``: the RA profile's, ``overrides``: pod.validation.expectations."""
     exp = deep_merge(expectations or {}, overrides or {})
     return confirm_plan(plan, to_confirm(tests, exp, bool(simulated)), int(max_rounds))

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Filters that build the performance stage's records (roles/pod_perf): the record of one fio step, decided in
-Python (module_utils/fio_record.py), never in Jinja."""
+Python (module_utils/storage/fio_record.py), never in Jinja."""
 from __future__ import annotations
 
 

@@ -69,7 +69,7 @@ def pod_var_map(host_names, hostvars, key):
 
 def pod_scale_verbs_ports(nics, pod, port=1):
     """Spectrum Scale verbsPorts entries ['mlx5_0/1', ...]: the host's NICs with an RDMA device on InfiniBand
-    fabrics that carry storage (module_utils/scale_plan.verbs_ports)."""
+    fabrics that carry storage (module_utils/storage/scale_plan.verbs_ports)."""
     return verbs_ports(nics or [], (pod or {}).get("fabrics") or [], int(port))
 
 
@@ -108,20 +108,20 @@ def pod_ping_targets(host, hostvars, groups, pod):
 
 
 def pod_nfs_mount_plan(host, hostvars, groups, pod, profile_nfs=None, client="kernel", fuse_helper=""):
-    """The NFS scripts + data mounts of one DGX (module_utils/storage_plan.py, docs/nfs-client.md)."""
+    """The NFS scripts + data mounts of one DGX (module_utils/storage/nfs_plan.py, docs/nfs-client.md)."""
     return mount_plan(_whole_pod(hostvars, groups, pod), host, profile_nfs or {}, client, fuse_helper or "")
 
 
 def pod_nfs_fstab_block(mounts):
     """The managed /etc/fstab block library/pod_nfs_mounts.py writes for a mount plan, as the keys of a drift
     entry (library/pod_drift.py ``files``): the lines (``block``) between its BEGIN and END lines
-    (``marker`` ``{mark}`` = the whole line; module_utils/storage_plan.py holds both and the line format)."""
+    (``marker`` ``{mark}`` = the whole line; module_utils/storage/nfs_plan.py holds both and the line format)."""
     return {"marker": "{mark}", "marker_begin": FSTAB_BEGIN, "marker_end": FSTAB_END,
             "block": fstab_block(list(mounts or []))}
 
 
 def pod_findings_index(hostvars, groups, pod):
-    """The pod index the report's root-cause findings read (module_utils/findings_rules.py pod_index): every
+    """The pod index the report's root-cause findings read (module_utils/report/findings_rules.py pod_index): every
     DGX's and storage node's NICs (address, fabric, switch port) and the switch names."""
     index = pod_index(_whole_pod(hostvars, groups, pod))
     index["switches"] = list(groups.get("switches", []))

@@ -10,7 +10,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.parse import 
 
 
 def slurm_conf_files(pod, hostvars, groups, reported=None, gpu_device_prefix="/dev/nvidia", overrides=None):
-    """{"slurm.conf": text, "gres.conf": text} (module_utils/slurm_conf.py) for the DGX of ``groups``.
+    """{"slurm.conf": text, "gres.conf": text} (module_utils/slurm/conf.py) for the DGX of ``groups``.
 
     ``reported``: {node: ``slurmd -C`` stdout}; a node's own report wins over the DGX model's catalogue."""
     members = list(groups.get("dgx", []))

@@ -14,12 +14,12 @@ description:
     GPUDirect RDMA peer-memory module C(nvidia_peermem) or C(nv_peer_mem)), the HCAs' firmware and PCIe link
     (sysfs), the OFED/DOCA version (C(ofed_info -s)) and, on NVSwitch systems, whether
     C(nvidia-fabricmanager) is active.
-  - Parses everything with module_utils/gpu_parse.py (dcgmi with module_utils/dcgm_parse.py) and returns
+  - Parses everything with module_utils/gpu/parse.py (dcgmi with module_utils/gpu/dcgm_parse.py) and returns
     C(ansible_facts.dgx_gpu). A tool that fails, times out or prints something unreadable is listed in
     C(dgx_gpu.errors) with its own message (the evaluation reports it as an error naming the node and the
     tool); it is never passed silently.
   - Changes nothing (check mode is supported and behaves the same). Evaluation happens on the controller
-    (module_utils/gpu_eval.py, docs/validation.md "GPU and node health").
+    (module_utils/gpu/eval.py, docs/validation.md "GPU and node health").
 options:
   dcgm_level:
     description: C(dcgmi diag) run level (1 quick, 2 medium, 3 long). 0 skips DCGM.

@@ -17,7 +17,7 @@ description:
     port's IPv4 address - resolved from the table, never assumed to be 3.
   - Also publishes C(ansible_facts.dgx_hw_gid_indexes) (RDMA device -> RoCEv2 IPv4 GID index), the form
     the NCCL environment derivation takes.
-  - Parsers live in module_utils/hw_parsers.py; see docs/hardware-facts.md.
+  - Parsers live in module_utils/network/hw_parsers.py; see docs/hardware-facts.md.
 version_added: "0.1.0"
 options:
   sysfs_root:

@@ -15,7 +15,7 @@ description:
     C(btl_tcp_if_include) the data NIC) and expects every node's hostname exactly once.
   - A failed node is named with a reason - C(container down), C(sshd down), C(key rejected),
     C(host key mismatch), C(host key unknown), C(unreachable), C(name not resolved),
-    C(wrong host answered), C(ssh failed) - classified by C(module_utils/ngc_container.py).
+    C(wrong host answered), C(ssh failed) - classified by C(module_utils/containers/ngc_container.py).
   - The probes run in parallel threads (subprocess; AnsibleModule.run_command is not thread-safe).
 version_added: "0.1.0"
 extends_documentation_fragment:

@@ -11,7 +11,7 @@ description:
   - Runs on one DGX. The dataset root is one directory on the shared storage, given as seen through each
     data mount (I(roots)); the same files are visible through every mount.
   - Reuse is decided from the manifest alone (C(MANIFEST.json) - format, complete, the same I(spec), the
-    file count); the files are never re-read to find out (C(module_utils/training_dataset.py)).
+    file count); the files are never re-read to find out (C(module_utils/training/dataset.py)).
   - Otherwise the JPEG files (class folders C(train/c000/...), Pillow) are written into C(<root>.partial) by
     C(dgxpod_dataset.py) - inside the MPI container when I(container) is set (the NGC image has Pillow),
     in I(jobs) processes, job j writing through I(roots)[j mod N] - then C(FILES.txt) and C(MANIFEST.json)

@@ -17,8 +17,8 @@ description:
   - Returns one result per file and container - C(ok), C(missing) (no file, no managed block, no
     container), C(changed) (with a short unified diff, C(-) expected and C(+) found, and a one-line
     summary naming the file) or C(unreadable) (with the error). The decision of pass or fail is made by
-    the report (C(module_utils/drift_eval.py)); this module never fails on drift.
-  - Comparison functions are in C(module_utils/drift_compare.py) (pure, unit-tested).
+    the report (C(module_utils/drift/eval.py)); this module never fails on drift.
+  - Comparison functions are in C(module_utils/drift/compare.py) (pure, unit-tested).
 version_added: "0.1.0"
 options:
   files:

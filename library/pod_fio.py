@@ -182,7 +182,7 @@ reason:
   returned: when status is error
   type: str
 result:
-  description: Parsed read phase (module_utils/fio_parse.py) - jobs, aggregate.read.bw_bytes, iops,
+  description: Parsed read phase (module_utils/storage/fio_parse.py) - jobs, aggregate.read.bw_bytes, iops,
     clat_percentiles_ns, errors, version; empty when no read ran (I(phase=layout), I(phase=cleanup), errors).
   returned: unless check mode
   type: dict

@@ -14,7 +14,7 @@ description:
   - I(role=server), I(state=stopped) stops the server given by I(pid), and any other iperf3 server on
     I(port) (found in C(/proc)); safe to call when none runs. Playbooks call it in an C(always) block.
   - I(role=client) runs C(iperf3 -c <server> -B <bind> -p <port> -P <streams> -t <duration> -J) (C(-R) with
-    I(reverse) the server sends) bounded by I(timeout) and returns the parsed result (module_utils/iperf_parse).
+    I(reverse) the server sends) bounded by I(timeout) and returns the parsed result (module_utils/perf/iperf_parse).
   - I(role=servers) starts (or, I(state=stopped), stops) every server in I(listen) at once; these serve
     test after test (no C(-1)) until stopped or I(lifetime) runs out. A host's whole iperf3 schedule needs
     one such call.
@@ -174,7 +174,7 @@ stopped:
   elements: int
 result:
   description: Client - parsed iperf3 result (sent_bps, received_bps, retransmits, host_cpu_percent,
-    remote_cpu_percent, streams, version, ...; see module_utils/iperf_parse.py).
+    remote_cpu_percent, streams, version, ...; see module_utils/perf/iperf_parse.py).
   returned: role=client
   type: dict
 """

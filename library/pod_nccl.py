@@ -13,14 +13,14 @@ description:
     ngc_container role), one rank per GPU (C(-np) = targets x I(ranks_per_node), C(--map-by
     ppr:<n>:node)), with the RA's MCA flags and the NCCL environment of I(env_file) forwarded with C(-x),
     plus C(NCCL_DEBUG=INFO) and C(NCCL_DEBUG_SUBSYS=INIT,NET) so the transport lines are printed.
-    The command line is built by C(module_utils/mpi_job.py), shared with the training stage.
+    The command line is built by C(module_utils/containers/mpi_job.py), shared with the training stage.
   - The program is C(<tests_dir>/<collective>_perf) - nccl-tests' binary in the image, or the pod-in-a-box's
     CPU stand-in when the inventory points I(tests_dir) at it (no simulator logic here).
   - Every target's container sshd is probed first (bounded); a node that does not answer is named and
     nothing is launched. The run has a hard outer I(timeout); on timeout every rank on every node is
     killed (C(pkill -f) the program, in each container, bounded) and the result names the nodes and ranks
     it heard from and those it did not.
-  - Returns the nccl-tests rows (C(module_utils/nccl_parse.py), every released layout), the footer, the
+  - Returns the nccl-tests rows (C(module_utils/nccl/parse.py), every released layout), the footer, the
     transport facts of the NCCL INFO lines, which ranks ran on which host, and I(ok). A hang, a crash or an
     unreadable output is I(ok=false) with I(error) naming hosts/ranks - not a task failure (unless
     I(fail_on_error)), so the stage records it and validate.yml goes on.
@@ -161,7 +161,7 @@ footer:
   returned: when ok
   type: dict
 transport:
-  description: The NCCL INFO transport facts (module_utils/nccl_parse.transport_facts), or null when none were printed.
+  description: The NCCL INFO transport facts (module_utils/nccl/parse.transport_facts), or null when none were printed.
   returned: always
   type: dict
 ranks:

@@ -175,7 +175,8 @@ def probe(ip, port, timeout):
 
 def run_bounded(cmd, timeout):
     """(rc, output); a command still running after ``timeout`` is killed with its process group and not waited for
-    long (a process stuck in the kernel on a dead NFS server may not die at once): module_utils/bounded_run.py."""
+    long (a process stuck in the kernel on a dead NFS server may not die at once):
+    module_utils/common/bounded_run.py."""
     res = bounded_run(cmd, timeout, merge_stderr=True)
     if res.timed_out:
         return -1, "did not finish within %ss (killed)" % timeout

@@ -10,10 +10,10 @@ short_description: Evaluate a validation run and write its four report files
 description:
   - Takes the results the checks recorded (identity, network, ...; the role pod_report collects them), the
     performance measurements (iperf3 tests and fio scaling steps, if any) and the RA profile's expectations
-    with the pod's overrides, evaluates every measurement (module_utils/pod_eval.py), and writes
+    with the pod's overrides, evaluates every measurement (module_utils/pod/eval.py), and writes
     C(results.json) (schema version 2, docs/results.md), C(report.md), C(report.html) (self-contained, inline
     SVG plots) and C(junit.xml) (one testcase per check) into I(dest).
-  - The failed and errored checks are grouped into root-cause findings (module_utils/findings.py), written as
+  - The failed and errored checks are grouped into root-cause findings (module_utils/report/findings.py), written as
     the C(findings) list of results.json, the first section of report.md and report.html, the failure messages
     of junit.xml, and returned as C(findings_lines).
   - On a simulated pod the first line of every file says so, and absolute RA checks are C(skipped).
@@ -31,7 +31,7 @@ options:
   perf:
     description:
       - Performance measurements - C(iperf.tests), C(fio.steps), C(nodes), C(storage), C(sizing), C(run)
-        (see module_utils/pod_eval.py build_results). Empty when only identity/network checks ran.
+        (see module_utils/pod/eval.py build_results). Empty when only identity/network checks ran.
     type: dict
     default: {}
   expectations:
@@ -44,7 +44,7 @@ options:
     default: {}
   stages:
     description:
-      - Measurements of the stages registered in C(module_utils/stages.py) (NCCL, training, GPU, ...), by
+      - Measurements of the stages registered in C(module_utils/report/stages.py) (NCCL, training, GPU, ...), by
         stage name, as their playbooks record them in the localhost fact C(pod_stages). Each is evaluated
         into checks there; a selected stage with nothing recorded is an C(error).
     type: dict
@@ -53,7 +53,7 @@ options:
     description:
       - The pod's hosts and NICs for the root-cause findings - C(dgx), C(storage), C(switches) (host names) and
         C(nics) ({host - [{name, address, fabric, carries, switch, switch_port}]}), as the filter
-        C(pod_findings_index) derives it from the inventory (module_utils/findings_rules.py). Empty - findings
+        C(pod_findings_index) derives it from the inventory (module_utils/report/findings_rules.py). Empty - findings
         from the check results alone (no address or switch port is traced to its node).
     type: dict
     default: {}

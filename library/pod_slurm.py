@@ -9,7 +9,7 @@ module: pod_slurm
 short_description: Read Slurm node states; drain and resume DGX nodes with the failed check as the reason
 description:
   - C(action=state) runs C(scontrol show node -o) and returns every node's state, drain flag, whether it
-    responds and its reason (parsed by C(module_utils/slurm_parse.py)), and the unhealthy ones (down,
+    responds and its reason (parsed by C(module_utils/slurm/parse.py)), and the unhealthy ones (down,
     drained, draining, failing, invalid, not responding). Read-only; it runs in check mode too.
   - C(action=drain) drains I(drain) (a list of C({node, reason}), e.g. from the C(slurm_drain_plan) filter)
     or I(nodes) with I(reason), with C(scontrol update nodename=X state=drain reason="...").

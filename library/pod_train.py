@@ -9,12 +9,12 @@ module: pod_train
 short_description: Run one pass of the training stage's DDP job across every DGX and read its per-rank results
 description:
   - Runs on the launching DGX. Starts C(dgxpod_train.py) (shipped into every MPI container by the
-    C(pod_training) role) with the shared launcher C(module_utils/mpi_job.py) - C(mpirun) from this
+    C(pod_training) role) with the shared launcher C(module_utils/containers/mpi_job.py) - C(mpirun) from this
     node's container into every container over ssh on the containers' port, I(ranks_per_node) ranks per
     node, the environment forwarded with C(-x) - under a hard I(timeout) after which every rank on every
     node is killed.
   - Rank r reads the dataset through I(data_dirs)[r mod N] (004's round robin over the data mounts).
-  - Reads every rank's C(DGXPOD_TRAIN) line (C(module_utils/training_parse.py)) and returns one pass's
+  - Reads every rank's C(DGXPOD_TRAIN) line (C(module_utils/training/parse.py)) and returns one pass's
     figures per node and for the pod - images/s, storage MB/s read, step time, the fraction of it spent
     waiting for data, the mounts read, the loss per step, GPU utilisation when sampled.
   - A crash, a hang (timeout), a rank that did not report or output that does not parse gives
@@ -112,7 +112,7 @@ failed_nodes:
   type: dict
   returned: always
 summary:
-  description: The pass's figures (module_utils/training_parse.py summarize) - nodes, images_per_s,
+  description: The pass's figures (module_utils/training/parse.py summarize) - nodes, images_per_s,
     mb_per_s, data_wait_fraction, step_s, losses, loss_first, loss_last, mounts_read, job.
   type: dict
   returned: when ok

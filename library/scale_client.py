@@ -12,7 +12,7 @@ description:
   - Runs on an B(existing member) of the cluster (use C(delegate_to)); Scale's administration commands add and
     manage other nodes from there.
   - Reads the cluster (C(mmlscluster), C(mmlslicense -L), C(mmlsconfig), C(mmgetstate -N), C(mmlsmount all -L)),
-    plans with C(module_utils/scale_plan.plan_join) and runs only what differs, in order -
+    plans with C(module_utils/storage/scale_plan.plan_join) and runs only what differs, in order -
     C(mmaddnode -N node), C(mmchlicense client --accept -N node), C(mmchconfig attr=value,... -N node)
     (followed by C(mmshutdown)/C(mmstartup) of that node when it was already active, so that verbs settings take
     effect), C(mmstartup -N node), a wait until C(mmgetstate) shows C(active), C(mmmount fs -N node).

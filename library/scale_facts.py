@@ -9,7 +9,7 @@ module: scale_facts
 short_description: Read a node's IBM Spectrum Scale state (cluster, daemon, configuration, mounts)
 description:
   - Runs C(mmlscluster), C(mmgetstate), C(mmlsconfig) and C(mmlsmount all -L) on the node and parses their
-    human-readable output (parsers in C(module_utils/scale_parsers.py)). Changes nothing.
+    human-readable output (parsers in C(module_utils/storage/scale_parsers.py)). Changes nothing.
   - Reports whether the Scale packages are installed (the commands exist and run), whether the node is in a
     cluster and which, the daemon state, the configuration that applies to the node, which file systems it
     mounts, and whether the portability layer (GPL) is built for the running kernel.

@@ -20,7 +20,7 @@ description:
     C(nv show interface lldp)).
   - On EOS it reads the error, discard and PFC pause counters twice, I(counter_interval) seconds apart, and
     returns the delta.
-  - It decides nothing; module_utils/switch_eval.py compares the readings with the pod model (validate.yml
+  - It decides nothing; module_utils/switch/eval.py compares the readings with the pod model (validate.yml
     tag C(switches)). A show output that does not parse is returned in C(errors).
   - "Runs on the controller (C(connection: local)). The password is never logged or returned."
 version_added: "0.2.0"

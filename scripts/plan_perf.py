@@ -6,7 +6,7 @@
         [--fio-scaling linear|doubling|single-and-all] [--json]
 
 Reads the inventory's files the way Ansible does (no connection, no fact gathering), plans the iperf3 rounds
-with module_utils/perf_schedule.py exactly as the pod_iperf_plan filter does, and prints rounds, tests, per-fabric
+with module_utils/perf/schedule.py exactly as the pod_iperf_plan filter does, and prints rounds, tests, per-fabric
 coverage and the predicted duration under the RA profile's run profile (profiles/<ra_profile>.yml perf_runs).
 ``--dgx N`` scales the model to N DGX: the first DGX's NICs copied to synthetic hosts with synthetic addresses
 (198.18.0.0/15, the benchmarking range), the storage nodes as they are - a SuperPOD-size plan from the reference

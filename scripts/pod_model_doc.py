@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The reference tables of docs/pod-model.md, generated from the schema (module_utils/pod_schema.py) and the
-switch catalogue (module_utils/pod_catalog.py), so the document cannot drift from what preflight checks.
+"""The reference tables of docs/pod-model.md, generated from the schema (module_utils/pod/schema.py) and the
+switch catalogue (module_utils/pod/catalog.py), so the document cannot drift from what preflight checks.
 
     scripts/pod_model_doc.py            rewrite the generated tables in docs/pod-model.md
     scripts/pod_model_doc.py --check    exit 1 (naming the table) if the document is not current

@@ -5,8 +5,8 @@
 
 The model is the 004 reference pod (inventories/dgxpod: 9 DGX-1, 8 Isilon nodes, 2 Arista 7060CX2-32S)
 copied N/2 times with every host renamed and every address moved to its own block (no network is contacted;
-nothing is pushed). It prints seconds per switch for the structured config (module_utils/switch_model.py)
-and for the rendered EOS text (module_utils/switch_render.py), and checks that one copy renders exactly as
+nothing is pushed). It prints seconds per switch for the structured config (module_utils/switch/model.py)
+and for the rendered EOS text (module_utils/switch/render.py), and checks that one copy renders exactly as
 the golden file of the reference pod (tests/golden/switches/dgxpod) - a speed-up that changed the output
 would show there. Issue 19 asks for <= 0.05 s per switch; Arista AVD reports about 0.44 s per device.
 """

@@ -47,7 +47,7 @@ _EOS_NO_IF = ("description", "mtu", "speed", "channel-group", "qos", "priority-f
               "switchport", "load-interval")
 
 
-# The deliberate twin (issue 13) of module_utils/switch_diff.py's line keys: kept apart so a bug in the product's
+# The deliberate twin (issue 13) of module_utils/switch/diff.py's line keys: kept apart so a bug in the product's
 # keying cannot hide itself in the tests.
 def eos_key(line: str) -> str:
     """Lines with the same key replace each other (``mtu 1500`` -> ``mtu 9214``); others accumulate."""

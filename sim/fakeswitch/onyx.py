@@ -45,7 +45,7 @@ _ONYX_NO_GLOBAL = ("hostname", "lacp", "roce", "spanning-tree", "ip", "ib", "int
 _ONYX_NO_IF = ("mtu", "speed", "description", "channel-group", "shutdown", "switchport", "dcb", "qos", "ip")
 
 
-# The deliberate twin (issue 13): module_utils/switch_diff.py keys Onyx lines the same way for the product's diff.
+# The deliberate twin (issue 13): module_utils/switch/diff.py keys Onyx lines the same way for the product's diff.
 # The fake switch keeps its own copy so that a bug in the product's keying cannot hide itself in the tests.
 def _onyx_split_if(w: List[str]) -> Tuple[List[str], List[str]]:
     n = 3 if len(w) > 1 and w[1] in _ONYX_IF_HEADS else 2

@@ -20,7 +20,7 @@ MPI_CONTAINER = "dgxpod-mpi"
 NCCL_ENV = "/etc/dgxpod/nccl.env"
 HOSTS = "/etc/hosts"
 FSTAB = "/etc/fstab"
-FSTAB_MARKERS = ("# BEGIN dgxpod nfs_client", "# END dgxpod nfs_client")  # module_utils/storage_plan.py FSTAB_*
+FSTAB_MARKERS = ("# BEGIN dgxpod nfs_client", "# END dgxpod nfs_client")  # module_utils/storage/nfs_plan.py FSTAB_*
 PFC_PRIORITY = 3  # roles/dgx_network/defaults/main.yml dgx_network_pfc_priority (the sim keeps the default)
 
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""One assertion for the parsers' refusals (module_utils/parse_util.ParseError): the message names the tool
+"""One assertion for the parsers' refusals (module_utils/common/parse_util.ParseError): the message names the tool
 first and says what was wrong."""
 from __future__ import annotations
 

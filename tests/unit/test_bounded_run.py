@@ -1,6 +1,7 @@
-"""module_utils/bounded_run.py: the one bounded-subprocess helper (library/pod_fio.py, library/pod_nfs_mounts.py). A
-command past its bound is killed with its whole process group (a mount helper's or fio's children too), a group
-that ignores SIGTERM gets SIGKILL, and the caller is back within the bound plus the grace periods."""
+"""module_utils/common/bounded_run.py: the one bounded-subprocess helper (library/pod_fio.py,
+library/pod_nfs_mounts.py). A command past its bound is killed with its whole process group (a mount helper's or
+fio's children too), a group that ignores SIGTERM gets SIGKILL, and the caller is back within the bound plus the
+grace periods."""
 from __future__ import annotations
 
 import os

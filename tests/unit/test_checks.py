@@ -1,4 +1,4 @@
-"""The one check result (module_utils/checks.py) and the stage registry (module_utils/stages.py)."""
+"""The one check result (module_utils/report/checks.py) and the stage registry (module_utils/report/stages.py)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Root-cause findings (module_utils/findings.py): one finding per fault, every failed check under exactly one.
+"""Root-cause findings (module_utils/report/findings.py): one finding per fault, every failed check under exactly one.
 
 The results are built the way a run builds them: ping failure lines in pod_ping_mesh's format towards the
 targets pod_derive.ping_targets plans, NFS problems in pod_nfs_verify's format for the mounts

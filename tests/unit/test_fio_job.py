@@ -1,5 +1,5 @@
-"""module_utils/fio_job.py: the pure parts of library/pod_fio.py (its runs on localhost are in test_perf_modules.py),
-against real ``stat``/``find`` output forms and the fio outputs of fixtures/perf/."""
+"""module_utils/storage/fio_job.py: the pure parts of library/pod_fio.py (its runs on localhost are in
+test_perf_modules.py), against real ``stat``/``find`` output forms and the fio outputs of fixtures/perf/."""
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
-"""The record of one fio step (module_utils/fio_record.py, filter pod_fio_step_record in roles/pod_perf): decided in
-Python, the same data key for key and in the same order as the Jinja template it replaced, so results.json keeps
-its bytes. The expected records were rendered by that template (fixtures/perf_records/fio_steps.json)."""
+"""The record of one fio step (module_utils/storage/fio_record.py, filter pod_fio_step_record in roles/pod_perf):
+decided in Python, the same data key for key and in the same order as the Jinja template it replaced, so
+results.json keeps its bytes. The expected records were rendered by that template
+(fixtures/perf_records/fio_steps.json)."""
 from __future__ import annotations
 
 import json
@@ -76,7 +77,7 @@ def test_a_step_keeps_its_nodes_order_and_start_even_with_missing_waits():
 
 def test_the_filter_gives_the_same_record_in_a_real_playbook_run(tmp_path):
     """ansible-playbook on localhost (connection local, nobody contacted): the filter loads through the
-    module_utils bootstrap and its record survives Ansible's templating unchanged."""
+    collection's module_utils (Ansible's collection loader) and its record survives Ansible's templating unchanged."""
     case = CASES[0]
     play = [{"hosts": "localhost", "gather_facts": False,
              "vars": {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}",

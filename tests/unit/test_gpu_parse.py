@@ -1,4 +1,4 @@
-"""GPU health parsers (module_utils/gpu_parse.py) on real captures (tests/unit/fixtures/gpu/, provenance in
+"""GPU health parsers (module_utils/gpu/parse.py) on real captures (tests/unit/fixtures/gpu/, provenance in
 docs/hardware-facts.md)."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The GPU and node health stage: the dgx_gpu_health module's gather() driven by the simulator's stand-ins
-(sim/standins/podsim_gpu.py through their real entry points), module_utils/gpu_eval.py (each check passes on
+(sim/standins/podsim_gpu.py through their real entry points), module_utils/gpu/eval.py (each check passes on
 healthy data and fails on its fault, naming node, GPU index and bus id), the stage registry and the report
 table, and the playbook's filters."""
 from __future__ import annotations

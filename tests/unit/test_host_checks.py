@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The deploy roles' per-host checks, decided in Python (module_utils/host_checks.py, filter_plugins/checks.py):
+"""The deploy roles' per-host checks, decided in Python (module_utils/report/host_checks.py, filter_plugins/checks.py):
 pass, fail, skipped and error, with the results.json key order the roles' facts had."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RoCEv2 GID index resolution from sysfs (module_utils/hw_parsers.py), on fake trees built in tmp_path.
+"""RoCEv2 GID index resolution from sysfs (module_utils/network/hw_parsers.py), on fake trees built in tmp_path.
 
 The tables are the real ones from the show_gids fixtures (tests/unit/fixtures/hw/show_gids__*.txt, sources
 in their .source notes) written out the way the kernel lays them out: ports/<p>/gids/<i> (all-zero for an

@@ -1,4 +1,4 @@
-"""module_utils/hw_parsers.py against real captured outputs (tests/unit/fixtures/hw, each with a .source
+"""module_utils/network/hw_parsers.py against real captured outputs (tests/unit/fixtures/hw, each with a .source
 note naming where it comes from) and against the simulator's stand-ins (sim/standins/podsim_hw.py)."""
 from __future__ import annotations
 

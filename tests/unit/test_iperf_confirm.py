@@ -1,4 +1,4 @@
-"""The second look before a lone iperf3 pair is called slow (module_utils/iperf_confirm.py)."""
+"""The second look before a lone iperf3 pair is called slow (module_utils/perf/iperf_confirm.py)."""
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,4 @@
-"""Each host's part of the iperf3 schedule (module_utils/iperf_launch.py) and the records built back from
+"""Each host's part of the iperf3 schedule (module_utils/perf/iperf_launch.py) and the records built back from
 what the hosts returned: every planned test gets exactly one record, and a host that did not answer is named."""
 from __future__ import annotations
 

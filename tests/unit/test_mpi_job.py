@@ -1,4 +1,4 @@
-"""module_utils/mpi_job.py: the shared mpirun line, the env file, the result classifier, the runner."""
+"""module_utils/containers/mpi_job.py: the shared mpirun line, the env file, the result classifier, the runner."""
 from __future__ import annotations
 
 import sys

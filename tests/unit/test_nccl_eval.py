@@ -1,4 +1,4 @@
-"""The NCCL stage: plan (module_utils/nccl_plan.py), evaluation and report (module_utils/nccl_eval.py),
+"""The NCCL stage: plan (module_utils/nccl/plan.py), evaluation and report (module_utils/nccl/eval.py),
 the module's command line (library/pod_nccl.py) and the stage's registration."""
 from __future__ import annotations
 

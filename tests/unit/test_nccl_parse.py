@@ -1,4 +1,4 @@
-"""module_utils/nccl_parse.py against real outputs (tests/unit/fixtures/nccl, each with a .source note):
+"""module_utils/nccl/parse.py against real outputs (tests/unit/fixtures/nccl, each with a .source note):
 nccl-tests tables of both layouts, aborted runs, the -J JSON file, and NCCL INFO transport lines."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A --ulimit the container engine refuses (module_utils/ngc_container.ulimit_refusal, issue 20): the message
+"""A --ulimit the container engine refuses (module_utils/containers/ngc_container.ulimit_refusal, issue 20): the message
 names the limit, the node's hard limit and the variable to change. Error texts as the engines print them."""
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import ngc_container as nc

@@ -1,4 +1,4 @@
-"""Schedules at scale (module_utils/perf_schedule.py, scripts/plan_perf.py): invariants on many pod shapes,
+"""Schedules at scale (module_utils/perf/schedule.py, scripts/plan_perf.py): invariants on many pod shapes,
 coverage per round, determinism, localisation against known-good NICs, predicted durations."""
 from __future__ import annotations
 

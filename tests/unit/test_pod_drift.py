@@ -1,7 +1,7 @@
-"""Drift of the deployed files (issue 17 item 2): the pure comparison (module_utils/drift_compare.py) against
+"""Drift of the deployed files (issue 17 item 2): the pure comparison (module_utils/drift/compare.py) against
 real files in a temp dir, the module (library/pod_drift.py) run by Ansible on localhost in check mode, the
-stage record (filter_plugins/drift.py) and the evaluation (module_utils/drift_eval.py); and the merge that
-keeps a node's pinned key when it misses a run (module_utils/ngc_container.merge_pinned_keys)."""
+stage record (filter_plugins/drift.py) and the evaluation (module_utils/drift/eval.py); and the merge that
+keeps a node's pinned key when it misses a run (module_utils/containers/ngc_container.merge_pinned_keys)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The typed pod (module_utils/pod_types.py): built once from the inventory, read-only, errors that name the key."""
+"""The typed pod (module_utils/pod/types.py): built once from the inventory, read-only, errors that name the key."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,5 +1,5 @@
-"""Spectrum Scale parsers (module_utils/scale_parsers.py) against REAL outputs (tests/unit/fixtures/scale/, each
-file names its source), the join planner and verbsPorts derivation (module_utils/scale_plan.py)."""
+"""Spectrum Scale parsers (module_utils/storage/scale_parsers.py) against REAL outputs (tests/unit/fixtures/scale/, each
+file names its source), the join planner and verbsPorts derivation (module_utils/storage/scale_plan.py)."""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,5 @@
 """Slurm for real, outside the simulator (issue 20): munged + slurmctld + slurmd on this machine with a
-slurm.conf/gres.conf written by module_utils/slurm_conf.py for a one-DGX pod, then sinfo shows the node idle,
+slurm.conf/gres.conf written by module_utils/slurm/conf.py for a one-DGX pod, then sinfo shows the node idle,
 srun runs on it with its GPUs, the pod_slurm module (through ansible) drains it with a reason and resumes it,
 and the parsers read what the real commands print.
 
@@ -210,7 +210,7 @@ def test_validate_slurm_stage_and_drain_failed_against_the_real_slurmctld(cluste
 
 
 def test_a_validation_job_through_sbatch_wait_wrap(cluster, tmp_path):
-    """module_utils/slurm_job.py's argv on the real slurmd: the job runs on the DGX it names, its output file is
+    """module_utils/slurm/job.py's argv on the real slurmd: the job runs on the DGX it names, its output file is
     written, sbatch --wait returns the command's exit code, and scontrol show job tells COMPLETED / FAILED
     (parsed; TIMEOUT: the long test below); a node Slurm does not know is a refused submission with Slurm's error. With
     SLURM_GOLDEN_REGEN=1 the scontrol outputs are saved as fixtures for test_slurm_job.py."""
@@ -309,7 +309,7 @@ def test_a_job_for_a_drained_dgx_waits_and_is_cancelled_by_name(cluster, tmp_pat
 
 
 def test_the_nccl_launch_runs_inside_an_salloc_allocation(cluster):
-    """The NCCL and training stages' Slurm path (module_utils/slurm_launch.py, as library/pod_nccl and pod_train call
+    """The NCCL and training stages' Slurm path (module_utils/slurm/launch.py, as library/pod_nccl and pod_train call
     it): mpi_job.run_job with start()'s salloc prefix, then settle(), against the real slurmctld/slurmd. The command
     runs here with its stdout and exit code passed through; a drained DGX is refused within --immediate with Slurm's
     reason and named from sinfo; a node Slurm does not know is Slurm's error; a hung command is killed at the stage's

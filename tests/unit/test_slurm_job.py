@@ -1,4 +1,4 @@
-"""module_utils/slurm_job.py: the sbatch argv of a validation job through Slurm and what sbatch/scontrol say
+"""module_utils/slurm/job.py: the sbatch argv of a validation job through Slurm and what sbatch/scontrol say
 about it (issue 20). The scontrol fixtures are real Slurm 22.05.8 output from test_slurm_daemons.py
 (SLURM_GOLDEN_REGEN=1 rewrites them); the argv itself runs there against a real slurmd."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The slurm stage of validate.yml and --drain-failed (issue 20): module_utils/slurm_eval.py turns what
+"""The slurm stage of validate.yml and --drain-failed (issue 20): module_utils/slurm/eval.py turns what
 playbooks/validate_slurm.yml recorded into checks; the report carries them; playbooks/validate_slurm_drain.yml
 drains after the report. Here without Slurm (pure functions, and the real plays on a localhost inventory of a
 pod without a scheduler); test_slurm_daemons.py runs the same plays against a real slurmctld/slurmd."""

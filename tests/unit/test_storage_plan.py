@@ -1,4 +1,4 @@
-"""The NFS mount plan (module_utils/storage_plan.py): golden plans for the reference pods, balance /
+"""The NFS mount plan (module_utils/storage/nfs_plan.py): golden plans for the reference pods, balance /
 determinism / uniqueness properties, option handling, and the /proc/mounts comparison."""
 from __future__ import annotations
 

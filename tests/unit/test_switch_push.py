@@ -1,4 +1,4 @@
-"""The push path (module_utils/switch_push.py, as library/switch_config.py runs it) against the fake switch server
+"""The push path (module_utils/switch/push.py, as library/switch_config.py runs it) against the fake switch server
 on 127.0.0.1, with stock netmiko: converge, idempotence, drift, a rejected line, a dropped connection, backups.
 
 Every connection goes to 127.0.0.1 (the fake server); nothing else is contacted.

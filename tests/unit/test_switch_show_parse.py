@@ -1,4 +1,4 @@
-"""Parsers of the switch show outputs (module_utils/switch_show_parse.py) against public outputs
+"""Parsers of the switch show outputs (module_utils/switch/show_parse.py) against public outputs
 (tests/unit/fixtures/switch/SOURCES.md), and what they refuse."""
 from __future__ import annotations
 

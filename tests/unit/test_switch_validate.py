@@ -1,5 +1,5 @@
 """The switch validation stage against the fake EOS switch on 127.0.0.1: module_utils/switch_validate.py reads it
-(read-only, the deploy's netmiko session) and module_utils/switch_eval.py compares with the pod model of the
+(read-only, the deploy's netmiko session) and module_utils/switch/eval.py compares with the pod model of the
 pod-in-a-box inventory. Converged -> every check passes; each fault is found and named.
 
 Every connection goes to 127.0.0.1 (the fake server); nothing else is contacted.

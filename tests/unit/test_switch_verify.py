@@ -1,5 +1,5 @@
-"""Lossless-state parsers (module_utils/switch_verify.py) against vendor outputs (sources: fixtures/switch/SOURCES.md),
-and the remediation diff for Onyx/NVUE edge cases (module_utils/switch_diff.py)."""
+"""Lossless-state parsers (module_utils/switch/verify.py) against vendor outputs (sources: fixtures/switch/SOURCES.md),
+and the remediation diff for Onyx/NVUE edge cases (module_utils/switch/diff.py)."""
 from __future__ import annotations
 
 import os

@@ -16,7 +16,7 @@ pod-in-a-box: one DGX capped to 0.02 CPU cut three nodes' own work to its level)
 normalises with the batch's own statistics, so the running statistics (used only for evaluation, which this
 job does not do) being each rank's own changes neither the loss nor the gradients. The first
 ``--warmup`` steps are not measured; the measured window runs between two barriers. At the end every rank
-prints one line ``DGXPOD_TRAIN {json}`` (module_utils/training_parse.py reads it); a rank that fails prints
+prints one line ``DGXPOD_TRAIN {json}`` (module_utils/training/parse.py reads it); a rank that fails prints
 ``DGXPOD_TRAIN_ERROR {json}`` and exits 1. Local rank 0 samples ``nvidia-smi`` during the window when
 ``--gpu-util-interval`` > 0 and prints the raw CSV lines in its result.
 """

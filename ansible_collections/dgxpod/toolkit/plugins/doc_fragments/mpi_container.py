@@ -3,7 +3,7 @@
 
 - ``dgxpod.toolkit.mpi_container``: the modules that launch into the ngc_container role's long-lived MPI container
   (ngc_mpi_verify, pod_nccl, pod_train): the engine, the container and how mpirun reaches it. Their argument spec
-  is module_utils/mpi_job.py ``mpi_container_argument_spec()``; keep the two alike.
+  is module_utils/containers/mpi_job.py ``mpi_container_argument_spec()``; keep the two alike.
 - ``dgxpod.toolkit.mpi_container.engine``: only the engine options (ngc_container_run, pod_dataset).
 
 ansible-doc finds them through ansible.cfg's ``collections_path`` (docs/architecture.md). A module's own entry for

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """The Slurm options of the modules that launch an MPI job (library/pod_nccl, library/pod_train): one
 description for both, as ``extends_documentation_fragment: dgxpod.toolkit.slurm_launch``
-(module_utils/slurm_launch.py has the matching ARGUMENT_SPEC)."""
+(module_utils/slurm/launch.py has the matching ARGUMENT_SPEC)."""
 from __future__ import annotations
 
 
@@ -12,7 +12,7 @@ options:
     description:
       - C(slurm) - run the job inside a Slurm allocation of exactly its nodes (I(targets) or I(hosts))
         (C(salloc -N <n> -w <nodes> -p <partition> --exclusive --immediate=<slurm_wait>),
-        C(module_utils/slurm_job.py)); the launch
+        C(module_utils/slurm/job.py)); the launch
         command (engine exec + mpirun) then runs here, on the launcher, as without Slurm, so the output and the
         checks are the same. Their I(node) names must be the Slurm node names (the inventory names, as
         the slurm role writes slurm.conf). When Slurm does not allocate them within I(slurm_wait) the run is

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Documentation fragment: which switch and how to reach it, for the switch modules (switch_config,
-switch_validate). The options are module_utils/switch_model.py ``connection_argument_spec()``; keep the two alike.
+switch_validate). The options are module_utils/switch/model.py ``connection_argument_spec()``; keep the two alike.
 
 Used as ``extends_documentation_fragment: [dgxpod.toolkit.switch_connection]``. A module's own entry for an option
 wins over this one."""

@@ -375,7 +375,7 @@ def classify_mpirun(expected: Dict[str, str], rc: Optional[int], stdout: str, st
             "unexpected": unexpected, "stderr_tail": err_tail}
 
 
-# The mpirun line is built in module_utils/mpi_job.py (mpirun_argv), shared by every MPI job.
+# The mpirun line is built in module_utils/containers/mpi_job.py (mpirun_argv), shared by every MPI job.
 
 
 # ---------------------------------------------------------------------------------------------------

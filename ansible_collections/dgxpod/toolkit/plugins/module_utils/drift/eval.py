@@ -6,7 +6,7 @@
     {"nodes": {host: {"status": "ok" | "error", "reason": str,
                       "files": [<pod_drift file result>], "containers": [<pod_drift container result>]}}}
 
-Each file result (module_utils/drift_compare.py) becomes one :class:`CheckResult` ``drift_<name>`` for the node:
+Each file result (module_utils/drift/compare.py) becomes one :class:`CheckResult` ``drift_<name>`` for the node:
 pass when the file is as the deploy writes it, fail naming the node, the file and the difference (the
 summary, then the first diff lines), error when it could not be read. A node whose files could not be read
 at all (unreachable, a failed play) is one ``drift`` error naming it.

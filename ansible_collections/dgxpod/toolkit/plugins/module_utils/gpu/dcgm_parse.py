@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """Parser for DCGM's ``dcgmi diag -r N -j`` (JSON), the GPU stage's diagnostic (pure function, stdlib only).
 
-The nvidia-smi, lspci and /proc/modules parsers of the same stage are in module_utils/gpu_parse.py; this one
+The nvidia-smi, lspci and /proc/modules parsers of the same stage are in module_utils/gpu/parse.py; this one
 raises the same :class:`gpu_parse.GpuParseError` (naming the tool, the line and what was expected) and refuses
 a tool error printed instead of the output the same way. Tested against real captures
 (tests/unit/fixtures/gpu/dcgmi_diag_*.json, provenance in docs/hardware-facts.md).

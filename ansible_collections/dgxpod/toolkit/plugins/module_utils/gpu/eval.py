@@ -35,7 +35,7 @@ SRC_PEERMEM = ("NVIDIA GPUDirect RDMA documentation: nvidia_peermem (driver >= 4
 SRC_DCGM = "NVIDIA DCGM diagnostics (dcgmi diag -r 1 quick, -r 3 long): every test must pass; reason is DCGM's"
 SRC_CONSISTENT = "toolkit rule (docs/validation.md): one driver, CUDA, HCA firmware and OFED version across the pod"
 
-# What each DGX model's GPUs look like. ``gpus``/``gpu`` come from the pod model (module_utils/pod_model.py).
+# What each DGX model's GPUs look like. ``gpus``/``gpu`` come from the pod model (module_utils/pod/model.py).
 GPU_EXPECTATIONS: Dict[str, Dict[str, Any]] = {
     "dgx1": {"family": "V100-SXM2", "nvlinks": 6, "link_gbps": 25.781, "pcie_gen": 3, "pcie_width": 16,
              "nvswitch": False, "source": SRC_DGX1},

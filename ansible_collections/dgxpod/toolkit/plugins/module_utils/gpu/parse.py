@@ -3,7 +3,7 @@
 
 ``nvidia-smi -q -x`` (XML), ``nvidia-smi nvlink -s`` (per-link speed), ``nvidia-smi nvlink -e`` (per-link
 error counters, both layouts), ``nvidia-smi topo -m`` (the matrix, GPU<->NIC affinity), ``lspci -vv``
-(LnkCap / LnkSta) and ``/proc/modules``; DCGM's ``dcgmi diag -r N -j`` (JSON) is read by module_utils/dcgm_parse.py
+(LnkCap / LnkSta) and ``/proc/modules``; DCGM's ``dcgmi diag -r N -j`` (JSON) is read by module_utils/gpu/dcgm_parse.py
 with the same error type.
 
 Each is tested against real captures (tests/unit/fixtures/gpu/, provenance in docs/hardware-facts.md) and the

@@ -2,7 +2,7 @@
 """Evaluation of the NCCL stage (playbooks/validate_nccl.yml). Pure functions.
 
 Measurements (``pod_stages.nccl``, results.json ``measurements.nccl``, docs/results.md): collective,
-profile, params, topology (module_utils/nccl_plan.topology), ``single`` (one run per DGX alone), ``all``
+profile, params, topology (module_utils/nccl/plan.topology), ``single`` (one run per DGX alone), ``all``
 (every DGX together), ``pairs`` (the localisation rounds, when they ran), ``localisation`` {run, why}.
 A run is what library/pod_nccl returns: nodes, ok, error, failed_hosts, failed_ranks, rows, footer,
 transport, ranks, backend, seconds.

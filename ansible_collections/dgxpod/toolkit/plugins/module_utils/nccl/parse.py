@@ -47,7 +47,7 @@ _HDR_PARAMS = re.compile(
     r"\s+iters:\s*(?P<iters>\d+)(?:\s+agg iters:\s*(?P<agg>\d+))?\s+validation:\s*(?P<validation>\d+)"
     r"(?:\s+graph:\s*(?P<graph>\d+))?")
 # nccl-tests' "# Rank N ... on HOST device D [bus] name" and "HOST: Test NCCL|CUDA failure" lines
-# (module_utils/mpi_job.py reads them too, from a run of any program)
+# (module_utils/containers/mpi_job.py reads them too, from a run of any program)
 RANK_LINE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+"
                         r"(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*)$")
 _VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<v>\S+)(?:\s+nccl-headers=(?P<h>\d+))?"

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 """The NCCL stage's plan: topology facts from the pod model, pair rounds, when to localise. Pure functions.
 
-- ``topology``: from the typed ``Pod`` (module_utils/pod_types.py), per DGX the GPUs, the compute-fabric NICs
+- ``topology``: from the typed ``Pod`` (module_utils/pod/types.py), per DGX the GPUs, the compute-fabric NICs
   (count, Gb/s, RDMA devices = the HCAs NCCL must use), whether the model has GPUDirect RDMA; what the
   evaluation compares the transport lines with.
-- ``pair_rounds``: the DGX tournament of module_utils/perf_plan.round_robin (every pair once, no DGX twice
+- ``pair_rounds``: the DGX tournament of module_utils/perf/plan.round_robin (every pair once, no DGX twice
   in a round), each pair launched from its first node.
 - ``needs_localisation``: run the pairs when the all-node step failed (error, wrong results, or below the
   expectation), or always with the ``full`` profile / ``localise: always``.

@@ -8,7 +8,7 @@ simulator's stand-ins (sim/standins/). Input they cannot read raises ``ParseErro
 
 Tools: ``ibdev2netdev [-v]``, ``ibv_devinfo [-v]``, ``nvidia-smi --query-gpu=... --format=csv[,noheader]
 [,nounits]`` and ``nvidia-smi -L``, ``mlxconfig [-e] query``, ``mlnx_qos -i IF``, ``cma_roce_mode``,
-``show_gids`` (NCCL logs: module_utils/nccl_parse.py). GID tables from sysfs
+``show_gids`` (NCCL logs: module_utils/nccl/parse.py). GID tables from sysfs
 (``/sys/class/infiniband/<dev>/ports/<port>/{gids,gid_attrs/types,gid_attrs/ndevs}/<i>``) are read by
 ``read_sysfs_gid_table`` and the RoCEv2 IPv4 GID index is chosen by the pure ``select_roce_v2_ipv4_gid``.
 """

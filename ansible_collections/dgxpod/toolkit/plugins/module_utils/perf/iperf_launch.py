@@ -31,9 +31,9 @@ def schedule_seconds(plan: Sequence[Dict[str, Any]], seconds_per_round: float) -
 
 
 def check_plan(plan: Sequence[Dict[str, Any]]) -> List[str]:
-    """What breaks the invariants of an iperf3 plan (every schedule of module_utils/perf_schedule.py, the
-    second-look rounds of iperf_confirm.py): a NIC in two tests of one round, a port twice on one server in one round,
-    rounds not numbered 1..n, a test id twice, a test with itself."""
+    """What breaks the invariants of an iperf3 plan (every schedule of module_utils/perf/schedule.py, the
+    second-look rounds of perf/iperf_confirm.py): a NIC in two tests of one round, a port twice on one server in one
+    round, rounds not numbered 1..n, a test id twice, a test with itself."""
     out = []
     ids = set()
     for i, r in enumerate(plan, 1):

@@ -102,7 +102,7 @@ def iperf_plan(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Se
 
     ``dgx_rounds(nics, fabric)`` / ``storage_rounds(dgx_nics, storage_nics, fabric)`` choose the pairs of each
     round on one fabric (default: every pair, ``round_robin`` / ``bipartite_rounds``; the scaling schedules of
-    module_utils/perf_schedule.py pass their own). Each round they return must use a NIC at most once."""
+    module_utils/perf/schedule.py pass their own). Each round they return must use a NIC at most once."""
     if dgx_rounds is None:
         dgx_rounds = lambda nics, fabric: round_robin(nics)  # noqa: E731
     if storage_rounds is None:
@@ -195,7 +195,7 @@ def progress_line(kind: str, index: int, total: int, seconds_left: float, detail
     return "%s, about %s left" % (text, format_eta(seconds_left))
 
 
-DGX_GPUS = {"dgx1": 8, "dgx2": 16, "dgxa100": 8, "dgxh100": 8}  # docs/pod-model.md (module_utils/pod_model.py)
+DGX_GPUS = {"dgx1": 8, "dgx2": 16, "dgxa100": 8, "dgxh100": 8}  # docs/pod-model.md (module_utils/pod/model.py)
 
 
 def perf_context(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Sequence[str],

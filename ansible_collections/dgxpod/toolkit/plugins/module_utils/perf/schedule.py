@@ -4,7 +4,7 @@ Pure functions (issue 19, item 3; docs/validation.md "Schedules at scale").
 
 Schedules (``pod_perf_schedule``):
 
-- ``all_pairs``: module_utils/perf_plan.iperf_plan as it always was - every pair of DGX on every data fabric
+- ``all_pairs``: module_utils/perf/plan.iperf_plan as it always was - every pair of DGX on every data fabric
   (N-1 rounds, the circle-method tournament), then every DGX x every iperf3-capable storage node (max(D, S)
   rounds). Exact, but O(N) rounds of the RA's 300 s: 139 rounds (about 12 h) for 140 DGX.
 - ``matchings``: ``k`` rounds per fabric, each a perfect matching of the DGX NICs on that fabric (N odd: one
@@ -43,7 +43,7 @@ MIN_MATCHINGS = 3         # a NIC meets at least 3 distinct peers: one slow peer
 STORAGE_ROUNDS = 3        # matchings: DGX<->storage rounds; each storage NIC meets 3 distinct DGX
 SEED = 19                 # the matchings' shuffle (per fabric: "<seed>:<fabric>"), fixed so plans are reproducible
 
-# The launcher of issue 19 item 2 (playbooks/validate_perf.yml, module_utils/iperf_launch.py): every host gets its
+# The launcher of issue 19 item 2 (playbooks/validate_perf.yml, module_utils/perf/iperf_launch.py): every host gets its
 # part of the whole schedule up front; round r starts (r - 1) x round_seconds(duration, omit, gap) after a common
 # start, so a round costs its test plus a 3 s gap (pod_perf_iperf_gap). Once per schedule: the start margin
 # (pod_perf_iperf_start_margin, 10 s + 0.1 s a host) and the plays' parallel tasks (start servers, launch the
@@ -179,7 +179,7 @@ def network_setup_seconds(hosts: int, forks: int = FORKS) -> float:
 def predict_seconds(plan: Sequence[Dict[str, Any]], run: Dict[str, Any], fio_steps: int = 0, gap: float = GAP_S,
                     forks: int = FORKS, per_test: float = 0.0) -> float:
     """Predicted seconds of a plan under a run profile (profiles/*.yml ``perf_runs.full`` / ``quick``): every
-    round round_seconds(duration, omit, gap) of module_utils/iperf_launch.py, plus ``network_setup_seconds`` for
+    round round_seconds(duration, omit, gap) of module_utils/perf/iperf_launch.py, plus ``network_setup_seconds`` for
     the hosts of the plan, plus ``per_test`` seconds a test when a round's tests are launched one by one
     (``SERIAL_S_PER_TEST``, the launcher before issue 19 item 2; 0 now), plus ``fio_steps`` fio steps
     (``fio_step_seconds`` + the per-step overhead of perf_plan.eta_seconds)."""

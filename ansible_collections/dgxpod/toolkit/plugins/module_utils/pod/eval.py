@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Evaluation of the performance measurements against the RA profile's expectations, and the results document
-(:func:`build_results`). Pure functions. iperf is evaluated here; fio and the storage sizing in fio_eval.py
+(:func:`build_results`). Pure functions. iperf is evaluated here; fio and the storage sizing in storage/fio_eval.py
 (re-exported here).
 
 Every check is a :class:`checks.CheckResult` (``iperf_checks``, ``fio_checks``, ``sizing_checks``; the
@@ -154,7 +154,7 @@ def _cause_for(t: Dict[str, Any], bad: Dict[Tuple[str, str, str], float], what: 
 
 
 def _attempts_text(t: Dict[str, Any], still_low: bool) -> str:
-    """' (low in 2 of 2 runs: 0.41, 0.38 Gb/s)' for a test that ran again (module_utils/iperf_confirm.py)."""
+    """' (low in 2 of 2 runs: 0.41, 0.38 Gb/s)' for a test that ran again (module_utils/perf/iperf_confirm.py)."""
     runs = [a.get("gbps") for a in t.get("attempts") or []]
     if len(runs) < 2:
         return ""
@@ -178,7 +178,7 @@ def iperf_checks(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[C
                 "kind": t.get("kind"), "round": t.get("round"), "test": t.get("id"),
                 "client": t["client"], "client_nic": t["client_nic"], "server": t["server"],
                 "server_nic": t["server_nic"], "reverse": bool(t.get("reverse"))}
-        if t.get("attempts"):  # ran again to confirm (module_utils/iperf_confirm.py): every run is shown
+        if t.get("attempts"):  # ran again to confirm (module_utils/perf/iperf_confirm.py): every run is shown
             base.update(attempts=t["attempts"], confirm=t.get("confirm"))
         gbps = _gbps(t)
         res = t.get("result") or {}
@@ -252,7 +252,7 @@ def build_results(base: Dict[str, Any], perf: Optional[Dict[str, Any]], expectat
             nodes: {host: {storage_link_gbps, mounts, gpus}}, storage: {nodes, link_gbps},
             sizing: {gpus, dgx, storage_nodes, workload, dataset_tb, caches_tb}}
 
-    stages = {stage name: its recorded measurements} for the stages of module_utils/stages.py (NCCL, ...),
+    stages = {stage name: its recorded measurements} for the stages of module_utils/report/stages.py (NCCL, ...),
     evaluated there; run_tags/skip_tags tell a stage left out by --tags (skipped) from one that failed
     before it recorded anything (error)."""
     simulated = bool(base.get("simulated"))

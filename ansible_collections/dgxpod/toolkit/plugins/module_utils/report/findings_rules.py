@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""What one check result says about the pod, for the root-cause findings (module_utils/findings.py). Pure.
+"""What one check result says about the pod, for the root-cause findings (module_utils/report/findings.py). Pure.
 
 The pod index (:func:`pod_index`) is a small plain mapping of the typed pod: every host's NICs (address,
 fabric, switch port) and the DGX, storage and switch names. :func:`analyse` reads one failed or errored
@@ -14,8 +14,8 @@ check (results.json form, docs/results.md) against it and returns a :class:`Fact
 - ``perf``: a performance measurement (low numbers, not a state difference).
 
 Check names and the keys their results carry: identity/network/nfs_mounts/mpi_containers (the roles),
-iperf*/fio*/storage_sizing (pod_eval.py), nccl_* (nccl_eval.py), train_* (training_eval.py), gpu_* and
-hca_pcie_link (gpu_eval.py), switch_* (switch_eval.py). A name not known here is analysed generically by
+iperf*/fio*/storage_sizing (pod/eval.py), nccl_* (nccl/eval.py), train_* (training/eval.py), gpu_* and
+hca_pcie_link (gpu/eval.py), switch_* (switch/eval.py). A name not known here is analysed generically by
 its ``host``/``hosts``/``nodes`` keys.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ DIFF = re.compile(r"^(\S+) (\w+): (.*?) -> (.*)$")
 
 
 def pod_index(pod: Any) -> Dict[str, Any]:
-    """The plain mapping build_findings reads, from a typed pod (module_utils/pod_types.Pod)."""
+    """The plain mapping build_findings reads, from a typed pod (module_utils/pod/types.Pod)."""
     nics = {}
     for host in pod.hosts.values():
         nics[host.name] = [{"name": n.name, "address": n.address, "fabric": n.fabric.name,

@@ -117,7 +117,7 @@ def switch_config_summary(host: str, result: Mapping[str, Any]) -> Dict[str, Any
                                 "lossless": (result.get("lossless") or {}).get("ok", "not checked")}).to_dict()
 
 
-# what switch_validate returns that the switch stage evaluates (module_utils/switch_eval.py)
+# what switch_validate returns that the switch stage evaluates (module_utils/switch/eval.py)
 SWITCH_READINGS = ("drift", "port_config", "lossless", "status", "lldp", "counters", "errors", "timings", "platform")
 
 
@@ -137,7 +137,7 @@ def switch_validation_record(host: str, platform: str, structured: Mapping[str, 
 
 def read_record(result: Optional[Mapping[str, Any]], key: str = "nodes") -> Dict[str, Any]:
     """What a registered read-only task gave, for a stage record that its evaluator decides (e.g.
-    pod_stages.slurm, module_utils/slurm_eval.py): ``{key: the reading, error: None, unreachable: False}``, or,
+    pod_stages.slurm, module_utils/slurm/eval.py): ``{key: the reading, error: None, unreachable: False}``, or,
     when the task failed or its host was unreachable, ``{key: None, error: its message ('failed' without one),
     unreachable: ...}``."""
     result = result or {}

@@ -105,7 +105,7 @@ def slurm_checks(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) ->
 
 
 def slurm_check_results(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) -> List[Any]:
-    """One ``slurm_node`` check per DGX (module_utils/checks.py's CheckResult): pass when Slurm knows it, it
+    """One ``slurm_node`` check per DGX (module_utils/report/checks.py's CheckResult): pass when Slurm knows it, it
     responds and it is idle/allocated/mixed/completing; fail naming the state and the reason (drained,
     draining, down, invalid, not responding, not in slurm.conf)."""
     out = []

@@ -9,12 +9,12 @@ the pod has no scheduler::
 or what ``pod_slurm action=state`` read on the controller::
 
     {"scheduler": "slurm", "controller": "DGX1-1", "partition": "dgx", "dgx": ["DGX1-1", ...],
-     "nodes": {node: {state, drain, responding, reason}},      # module_utils/slurm_parse.node_states
+     "nodes": {node: {state, drain, responding, reason}},      # module_utils/slurm/parse.node_states
      "error": "scontrol show node -o failed (rc 1): ...",       # only when the read failed
      "unreachable": false}                                      # the controller did not answer Ansible
 
 :func:`evaluate` gives one ``slurm_controller`` check (slurmctld answered, or why not) and, when it answered,
-one ``slurm_node`` check per DGX (module_utils/slurm_drain.py ``slurm_check_results``: pass when idle,
+one ``slurm_node`` check per DGX (module_utils/slurm/drain.py ``slurm_check_results``: pass when idle,
 allocated or mixed and responding; fail naming the state and Slurm's reason). :func:`markdown` and
 :func:`html` add the table of every node slurmctld knows to the report.
 """

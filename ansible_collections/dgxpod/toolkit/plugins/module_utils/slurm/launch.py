@@ -4,7 +4,7 @@
 :data:`ARGUMENT_SPEC` is the modules' Slurm options (``scheduler``, ``slurm_partition``, ``slurm_wait``,
 ``slurm_job_name``, ``slurm_gpus_per_node``, ``slurm_conf``; documented by the doc fragment
 ``dgxpod.toolkit.slurm_launch``). :func:`start` turns them into the ``salloc`` prefix of the launch command
-(``module_utils/slurm_job.salloc_argv``: the command still runs on the launcher, so its output is read as without
+(``module_utils/slurm/job.salloc_argv``: the command still runs on the launcher, so its output is read as without
 Slurm) and :func:`settle` reads what salloc said once ``mpi_job.run_job`` returned: it cancels the job by name
 after a timeout and, when Slurm did not allocate the nodes, gives the error (Slurm's words) and the nodes
 ``sinfo`` shows unavailable. Runs subprocesses (sinfo, scancel); the decisions are slurm_job's pure functions.

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Evaluation of the fio measurements and the storage sizing against the RA profile's expectations (split out of
-pod_eval.py, which re-exports them and builds the results document). Pure functions.
+pod/eval.py, which re-exports them and builds the results document). Pure functions.
 
 - ``fio_read`` (absolute): each DGX's read rate in each scaling step against :func:`node_capacity` - the least of
   its storage links, its share of the storage front-end links, of the storage nodes and of its NFS mounts.

@@ -36,7 +36,7 @@ SRC_DRIFT = "pod model: the rendered config (build/<switch>/running.cfg), manage
 CHECKS = ("switch_drift", "switch_port_mtu", "switch_lossless", "switch_port_status", "switch_counters", "switch_lldp")
 # the switch's MTU when the running config has no mtu line on the port
 DEFAULT_MTU = {"eos": 1500, "onyx": 1500, "cumulus": 9216}
-# the show commands of module_utils/switch_readings.py, by what they feed
+# the show commands of module_utils/switch/readings.py, by what they feed
 STATUS_COMMANDS = ("show interfaces status | json", "show interfaces ethernet status", "nv show interface")
 LLDP_COMMANDS = ("show lldp neighbors detail | json", "show lldp interfaces ethernet remote", "nv show interface lldp")
 COUNTER_COMMANDS = ("show interfaces counters errors | json", "show interfaces counters discards | json",

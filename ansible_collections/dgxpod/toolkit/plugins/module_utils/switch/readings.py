@@ -3,7 +3,7 @@
 
 ``SwitchValidate(params).run()`` connects with the deploy's own netmiko session code
 (:class:`switch_push.SwitchPush`: same device types, host-key policy, timeouts and password hygiene), never
-enters config mode, and returns what it read, parsed (module_utils/switch_show_parse.py):
+enters config mode, and returns what it read, parsed (module_utils/switch/show_parse.py):
 
 - ``drift``: the deploy's scoped diff of the running config against the rendered model (the commands the
   deploy would send; nothing is sent here);
@@ -13,7 +13,7 @@ enters config mode, and returns what it read, parsed (module_utils/switch_show_p
 - ``counters``: error, discard and PFC pause counters read twice, ``interval`` seconds apart, and the delta.
 
 A show command whose output does not parse is recorded in ``errors`` (command -> message) and the rest goes
-on; the evaluator (module_utils/switch_eval.py) turns it into an ``error`` check. Deciding pass/fail is not
+on; the evaluator (module_utils/switch/eval.py) turns it into an ``error`` check. Deciding pass/fail is not
 done here.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Render a structured switch config (module_utils/switch_model.py) with the platform's Jinja2 template.
+"""Render a structured switch config (module_utils/switch/model.py) with the platform's Jinja2 template.
 
 The templates live in ``roles/switch_config/templates/<platform>.cfg.j2``. The role, the golden-file tests and
 ``ansible-playbook --check`` all render through this one function, so what is previewed is what is pushed.

@@ -2,7 +2,7 @@
 """Evaluation and report sections of the training stage (playbooks/validate_training.yml). Pure functions.
 
 Measurements (``pod_stages.training``): dataset (manifest, reused/generated or failed + msg), passes
-{cold, warm} (ok, error, failed_nodes, summary from module_utils/training_parse.summarize), mounts
+{cold, warm} (ok, error, failed_nodes, summary from module_utils/training/parse.summarize), mounts
 {node: {mount path: {ip, storage_host, ...}}}, job, ranks_per_node, seconds.
 
 Checks (docs/validation.md "Training"): ``train_dataset``, ``train_job`` (a crash or hang: error naming node
