@@ -97,6 +97,33 @@ def test_classify_nccl_warn_and_lost_daemon():
     assert r["failed_hosts"]["sim-dgx3"] == "lost contact with its MPI daemon"
 
 
+@pytest.mark.parametrize("line,node,reason", [
+    ("ssh: Could not resolve hostname sim-dgx4: Name or service not known", "sim-dgx4",
+     "ssh: Could not resolve hostname sim-dgx4: Name or service not known"),
+    ("ssh: connect to host sim-dgx2 port 2222: No route to host", "sim-dgx2", "ssh: No route to host"),
+    ("sim-dgx3: Permission denied (publickey).", "sim-dgx3", "ssh: key rejected"),
+    ("  Remote daemon: [[1,0],2] on node 198.18.1.3", "sim-dgx3", "lost contact with its MPI daemon"),
+    ("   sim-dgx1:99:101 [3] NCCL WARN Cuda failure 'out of memory'", "sim-dgx1",
+     "NCCL WARN Cuda failure 'out of memory'"),
+    ("sim-dgx2: Test NCCL failure common.cu:1285 'internal error'", "sim-dgx2",
+     "NCCL failure common.cu:1285 internal error"),
+    ("   sim-dgx4: Test CUDA failure common.cu:892 'out of memory'", "sim-dgx4",
+     "CUDA failure common.cu:892 out of memory"),
+])
+def test_classify_each_kind_of_line_that_names_a_node(line, node, reason):
+    r = mj.classify_result(1, "", line + "\n", hosts=HOSTS)
+    assert r["failed_hosts"] == {node: reason}
+
+
+def test_classify_a_line_counts_once_and_the_first_reason_of_a_node_stays():
+    # a signal line sets the rank and the node; a later line on the same node keeps the first reason
+    err = ("mpirun noticed that process rank 2 with PID 7 on node sim-dgx3 exited on signal 11 (Segmentation fault).\n"
+           "sim-dgx3:7:7 [0] NCCL WARN Net : Connection closed by remote peer\n")
+    r = mj.classify_result(139, "", err, hosts=HOSTS)
+    assert r["failed_ranks"] == {"2": {"host": "sim-dgx3", "reason": "exited on Segmentation fault"}}
+    assert r["failed_hosts"] == {"sim-dgx3": "rank 2 exited on Segmentation fault"}
+
+
 def test_classify_timeout_names_silent_nodes():
     out = ("#  Rank  0 Group  0 Pid  11 on   sim-dgx1 device  0 [0x00] cpu\n"
            "#  Rank  1 Group  0 Pid  12 on   sim-dgx2 device  0 [0x00] cpu\n")

@@ -179,16 +179,31 @@ def timeout_argv(seconds: float, argv: List[str], kill_after: int = 10) -> List[
 # what a run tells
 
 
-# Open MPI 4.x / 5.x messages that name a node or a rank
-_SSH_FAIL = re.compile(r"ssh: connect to host (\S+) port \d+: (.+)$")
-_SSH_OTHER = re.compile(r"ssh: (?:Could not resolve hostname (\S+?):|connect to host (\S+) .*)(.*)$")
-_HOSTKEY = re.compile(r"Host key verification failed")
-_PERM = re.compile(r"^(\S+?): Permission denied")
-_REMOTE_DAEMON = re.compile(r"Remote daemon:\s*\S+\s+on node\s+(\S+)")
-_NOTICED = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]*)\))?")
+def _noticed(m: re.Match, _line: str):
+    sig = m.group(4) or "signal %s" % m.group(3)
+    return m.group(2), "rank %s exited on %s" % (m.group(1), sig), (int(m.group(1)), "exited on %s" % sig)
+
+
+# The lines of a run that name a failed node - Open MPI 4.x / 5.x (ssh, its daemons, a rank's signal), NCCL and
+# nccl-tests - each with what it says: (node as the line names it, reason, (rank, rank's reason) or None).
+# A line counts once, for the first pattern that matches it.
+_NODE_LINES = (
+    (re.compile(r"ssh: connect to host (\S+) port \d+: (.+)$"),
+     lambda m, line: (m.group(1), "ssh: %s" % m.group(2).strip(), None)),
+    (re.compile(r"ssh: (?:Could not resolve hostname (\S+?):|connect to host (\S+) .*)(.*)$"),
+     lambda m, line: (m.group(1) or m.group(2), "ssh: %s" % line.split("ssh: ", 1)[1].strip(), None)),
+    (re.compile(r"^(\S+?): Permission denied"), lambda m, line: (m.group(1), "ssh: key rejected", None)),
+    (re.compile(r"Remote daemon:\s*\S+\s+on node\s+(\S+)"),
+     lambda m, line: (m.group(1), "lost contact with its MPI daemon", None)),
+    (re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]*)\))?"), _noticed),
+    (re.compile(r"^\s*(\S+?):(\d+):\d+ \[(\d+)\] NCCL WARN (.*)$"),
+     lambda m, line: (m.group(1), "NCCL WARN %s" % m.group(4).strip(), None)),
+    # nccl-tests' "HOST: Test NCCL failure ..." (nccl_parse's pattern), indented or not
+    (re.compile(r"^\s*" + TESTS_FAIL.pattern.lstrip("^")),
+     lambda m, line: (m["host"], "%s failure %s %s" % (m["kind"], m["where"], m["msg"].strip()), None)),
+)
 _FIRST = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 _EXIT_CODE = re.compile(r"Exit code:\s*(-?\d+)")
-_NCCL_WARN = re.compile(r"^\s*(\S+?):(\d+):\d+ \[(\d+)\] NCCL WARN (.*)$")
 _NOT_ENOUGH = re.compile(r"not enough slots available", re.I)
 _DAEMONS = re.compile(r"ORTE was unable to reliably start one or more daemons|"
                       r"PRTE has lost communication|ORTE has lost communication", re.I)
@@ -225,37 +240,15 @@ def classify_result(rc: Optional[int], stdout: str, stderr: str, timed_out: bool
     text = (stdout or "") + "\n" + (stderr or "")
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     for ln in lines:
-        m = _SSH_FAIL.search(ln)
-        if m:
-            failed_hosts.setdefault(who(m.group(1)), "ssh: %s" % m.group(2).strip())
-            continue
-        m = _SSH_OTHER.search(ln)
-        if m:
-            failed_hosts.setdefault(who(m.group(1) or m.group(2)), "ssh: %s" % ln.split("ssh: ", 1)[1].strip())
-            continue
-        m = _PERM.search(ln)
-        if m:
-            failed_hosts.setdefault(who(m.group(1)), "ssh: key rejected")
-            continue
-        m = _REMOTE_DAEMON.search(ln)
-        if m:
-            failed_hosts.setdefault(who(m.group(1)), "lost contact with its MPI daemon")
-            continue
-        m = _NOTICED.search(ln)
-        if m:
-            node = who(m.group(2))
-            sig = m.group(4) or "signal %s" % m.group(3)
-            failed_ranks[int(m.group(1))] = {"host": node, "reason": "exited on %s" % sig}
-            failed_hosts.setdefault(node, "rank %s exited on %s" % (m.group(1), sig))
-            continue
-        m = _NCCL_WARN.match(ln)
-        if m:
-            node = who(m.group(1))
-            failed_hosts.setdefault(node, "NCCL WARN %s" % m.group(4).strip())
-            continue
-        m = TESTS_FAIL.match(ln.strip())
-        if m:
-            failed_hosts.setdefault(who(m["host"]), "%s failure %s %s" % (m["kind"], m["where"], m["msg"].strip()))
+        for pattern, says in _NODE_LINES:
+            m = pattern.search(ln)
+            if m:
+                named, reason, rank = says(m, ln)
+                node = who(named)
+                if rank is not None:
+                    failed_ranks[rank[0]] = {"host": node, "reason": rank[1]}
+                failed_hosts.setdefault(node, reason)
+                break
     # "The first process to do so was: Process name: [[j,1],R]  Exit code: C"
     m = _FIRST.search(text)
     if m:
