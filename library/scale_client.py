@@ -60,16 +60,14 @@ options:
     description: Seconds each mm command may take.
     type: int
     default: 300
-  bin_dir:
-    description: Where the mm commands are; commands not found there are looked up on PATH.
-    type: path
-    default: /usr/lpp/mmfs/bin
   contact:
     description: Name of the member host this runs on, used in messages.
     type: str
 notes:
   - Supports check mode - it reports the commands it would run (C(commands)) and changes nothing.
-extends_documentation_fragment: dgxpod.toolkit.toolkit_module
+extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
+  - dgxpod.toolkit.scale_commands
 """
 
 EXAMPLES = r"""
@@ -112,7 +110,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_parsers import (parse_mmgetstate,
     parse_mmlscluster, parse_mmlsconfig, parse_mmlslicense, parse_mmlsmount, same_node)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_plan import find_node, plan_join
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_run import run_mm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_run import mm_argument_spec, run_mm
 
 
 class Runner:
@@ -184,6 +182,7 @@ class Runner:
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            mm_argument_spec(command_timeout=300),
             node=dict(type="str", required=True),
             cluster_name=dict(type="str", required=True),
             license=dict(type="str", default="client", choices=["client", "fpo", "server"]),
@@ -192,8 +191,6 @@ def main():
             start=dict(type="bool", default=True),
             active_timeout=dict(type="int", default=300),
             poll_interval=dict(type="int", default=5),
-            command_timeout=dict(type="int", default=300),
-            bin_dir=dict(type="path", default="/usr/lpp/mmfs/bin"),
             contact=dict(type="str"),
         ),
         supports_check_mode=True,

@@ -25,10 +25,6 @@ options:
   expected_cluster:
     description: Fail when the node is a member of a cluster with another name.
     type: str
-  bin_dir:
-    description: Where the mm commands are; commands not found there are looked up on PATH.
-    type: path
-    default: /usr/lpp/mmfs/bin
   gpl_module:
     description:
       - The kernel module the portability layer build (C(mmbuildgpl)) produces; C({kernel}) is replaced by the
@@ -50,7 +46,9 @@ options:
     default: []
 notes:
   - Supports check mode (it only reads).
-extends_documentation_fragment: dgxpod.toolkit.toolkit_module
+extends_documentation_fragment:
+  - dgxpod.toolkit.toolkit_module
+  - dgxpod.toolkit.scale_commands
 """
 
 EXAMPLES = r"""
@@ -92,7 +90,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_parsers import (effective_config,
     parse_mmgetstate, parse_mmlscluster, parse_mmlsconfig, parse_mmlsmount, same_node)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_plan import find_node, foreign_cluster_error
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_run import run_mm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_run import mm_argument_spec, run_mm
 
 
 def read(module, node):
@@ -157,11 +155,10 @@ def read(module, node):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            mm_argument_spec(command_timeout=60),
             node=dict(type="str", required=True),
             expected_cluster=dict(type="str"),
-            bin_dir=dict(type="path", default="/usr/lpp/mmfs/bin"),
             gpl_module=dict(type="str", default="/lib/modules/{kernel}/extra/mmfs26.ko"),
-            command_timeout=dict(type="int", default=60),
             want_config=dict(type="dict", default={}),
             want_filesystems=dict(type="list", elements="str", default=[]),
         ),

@@ -9,6 +9,7 @@ import os
 import pytest
 import yaml
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import mpi_container_argument_spec
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_run import mm_argument_spec
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import connection_argument_spec
 
@@ -44,6 +45,8 @@ def _plain(spec):
     ("mpi_container", "DOCUMENTATION", mpi_container_argument_spec()),
     ("switch_connection", "DOCUMENTATION", connection_argument_spec()),
     ("slurm_launch", "DOCUMENTATION", SLURM_ARGUMENT_SPEC),
+    # command_timeout: each Spectrum Scale module documents its own default (60 s a read, 300 s a join)
+    ("scale_commands", "DOCUMENTATION", {k: v for k, v in mm_argument_spec(60).items() if k != "command_timeout"}),
 ])
 def test_fragment_documents_its_argument_spec(fragment, attr, spec):
     assert _as_spec(_fragment(fragment, attr)) == _plain(spec)

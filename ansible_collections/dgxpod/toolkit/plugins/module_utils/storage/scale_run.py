@@ -9,7 +9,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
+
+MM_BIN_DIR = "/usr/lpp/mmfs/bin"
+
+
+def mm_argument_spec(command_timeout: int) -> Dict[str, Dict[str, Any]]:
+    """The options of the modules that run mm commands (scale_facts, scale_client): where the commands are
+    (documented once, in the doc fragment dgxpod.toolkit.scale_commands) and how long each may take (each
+    module documents its own default). A fresh dict each call."""
+    return {"bin_dir": {"type": "path", "default": MM_BIN_DIR},
+            "command_timeout": {"type": "int", "default": int(command_timeout)}}
 
 
 def find_tool(bin_dir: str, tool: str) -> Optional[str]:
