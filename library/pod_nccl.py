@@ -109,6 +109,13 @@ options:
     type: list
     elements: str
     default: []
+  start_at:
+    description:
+      - Start mpirun at this moment (seconds since the epoch; the controller sets one for every launcher of a step
+        or round, so runs that are compared with each other overlap as planned). The containers are probed
+        first; the wait lasts at most 600 seconds. Unset - start at once.
+      - A run that still starts more than 2 seconds late returns I(late_by).
+    type: float
   fail_on_error:
     description: Fail the task when the run did not give a complete result.
     type: bool
@@ -134,6 +141,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+late_by:
+  description: Seconds mpirun started after I(start_at), when more than 2 (the probes or the launch took longer
+    than the controller's margin); the run is measured all the same.
+  returned: when start_at was given and the run started more than 2 s late
+  type: float
 ok:
   description: The run finished and its output was read completely (rows and footer).
   returned: always
@@ -202,6 +214,7 @@ last_lines:
 
 import os
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
@@ -212,6 +225,10 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.parse import (
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import classify_ssh
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import settle as slurm_settle
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import wait_s as slurm_wait_s
+
+
+LATE_TOLERANCE = 2.0  # seconds past start_at that still count as "on time" (as pod_fio's)
+MAX_WAIT = 600.0  # start_at further ahead than this is waited for this long only
 
 
 def _probe(exec_base, target, port, timeout):
@@ -259,6 +276,7 @@ def main():
             env_file=dict(type="path", default="/etc/dgxpod/nccl.env"),
             env=dict(type="dict", default={}),
             mpirun_extra=dict(type="list", elements="str", default=[]),
+            start_at=dict(type="float"),
             fail_on_error=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
@@ -316,6 +334,11 @@ def main():
             module.fail_json(msg=result["error"], **result)
         module.exit_json(**result)
 
+    if p["start_at"] is not None:  # the common start of the step or round (after the probes, which vary)
+        time.sleep(max(0.0, min(MAX_WAIT, p["start_at"] - time.time())))
+        late = time.time() - p["start_at"]
+        if late > LATE_TOLERANCE:
+            result["late_by"] = round(late, 1)
     job = run_job(exec_base, inner, float(p["timeout"]) + slurm_wait_s(slurm), hosts, nodes[0], kill_pattern=prog,
                   port=p["port"], prefix=prefix)
     cls = job["result"]

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
-"""Mitogen for Ansible, as an opt-in strategy (issue 19): ``ANSIBLE_STRATEGY=mitogen_linear ansible-playbook ...``.
+"""Mitogen for Ansible, the project's default strategy (issue 19; ansible.cfg ``strategy = mitogen_linear``).
 
 Mitogen (``mitogen`` on PyPI, pinned in requirements.txt) keeps one Python interpreter per host for the whole
 run instead of starting one per task. This file only makes its ``mitogen_linear`` strategy findable through
-``strategy_plugins`` in ansible.cfg, wherever the virtualenv is; the default strategy stays Ansible's
-``linear`` (docs/benchmarks.md has the side-by-side figures and why).
+``strategy_plugins`` in ansible.cfg, wherever the virtualenv is. ``ANSIBLE_STRATEGY=linear`` runs any playbook
+with Ansible's own strategy instead (docs/benchmarks.md has the two side by side).
 """
 from __future__ import annotations
 

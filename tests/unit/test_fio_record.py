@@ -1,4 +1,4 @@
-"""The record of one fio step (module_utils/storage/fio_record.py, filter pod_fio_step_record in roles/pod_perf):
+"""The record of one fio step (module_utils/storage/fio_record.py, filter pod_fio_step_record_hosts in roles/pod_perf):
 decided in Python, the same data key for key and in the same order as the Jinja template it replaced, so
 results.json keeps its bytes. The expected records were rendered by that template
 (fixtures/perf_records/fio_steps.json)."""
@@ -11,8 +11,9 @@ import subprocess
 import pytest
 from inventory_util import ROOT
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_record import node_record, step_record
-from filter_plugins.perf_record import pod_fio_step_record
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_record import (PHASE_VARS, node_record,
+    ready_nodes, step_record, step_record_by_host)
+from filter_plugins.perf_record import pod_fio_ready, pod_fio_step_record_hosts
 
 FIXTURE = os.path.join(ROOT, "tests", "unit", "fixtures", "perf_records", "fio_steps.json")
 with open(FIXTURE) as _fh:
@@ -24,10 +25,42 @@ def _record(case, fn=step_record):
               case.get("start_at"))
 
 
+def _by_host(case):
+    """The case as per-host tasks register it: node -> {phase variable: that node's own result}."""
+    loops = [case["layout_jobs"], case.get("layout_waited"), case.get("jobs"), case.get("waited")]
+    out = {}
+    for i, node in enumerate(case["nodes"]):
+        out[node] = {}
+        for var, loop in zip(PHASE_VARS, loops, strict=True):
+            results = (loop or {}).get("results") or []
+            if i < len(results):
+                out[node][var] = results[i]
+    return out
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_same_bytes_as_the_jinja_template(case):
     assert json.dumps(_record(case)) == json.dumps(case["expected"])
-    assert json.dumps(_record(case, pod_fio_step_record)) == json.dumps(case["expected"])
+    by_host = _by_host(case)
+    assert json.dumps(step_record_by_host(case["nodes"], by_host, case.get("start_at"))) == json.dumps(case["expected"])
+    assert json.dumps(pod_fio_step_record_hosts(case["nodes"], by_host, case.get("start_at"))) \
+        == json.dumps(case["expected"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_the_nodes_that_read_are_those_whose_layout_finished_ok(case):
+    by_host = _by_host(case)
+    expected = [n for n in case["nodes"]
+                if by_host[n].get(PHASE_VARS[1], {}).get("finished") and "status" in by_host[n][PHASE_VARS[1]]
+                and by_host[n][PHASE_VARS[1]]["status"] == "ok"]
+    assert ready_nodes(case["nodes"], by_host) == pod_fio_ready(case["nodes"], by_host) == expected
+
+
+def test_ready_nodes_keep_the_step_order_and_skip_unfinished_failed_and_missing():
+    by_host = {"n1": {PHASE_VARS[1]: LAID_OUT}, "n2": {PHASE_VARS[1]: dict(LAID_OUT, status="error")},
+               "n3": {PHASE_VARS[1]: dict(LAID_OUT, finished=0)}, "n4": {PHASE_VARS[1]: {"skipped": True}},
+               "n5": {PHASE_VARS[1]: LAID_OUT}}
+    assert ready_nodes(["n5", "n4", "n3", "n2", "n1", "n6"], by_host) == ["n5", "n1"]
 
 
 def test_the_cases_cover_every_outcome():
@@ -77,15 +110,14 @@ def test_a_step_keeps_its_nodes_order_and_start_even_with_missing_waits():
 
 def test_the_filter_gives_the_same_record_in_a_real_playbook_run(tmp_path):
     """ansible-playbook on localhost (connection local, nobody contacted): the filter loads through the
-    collection's module_utils (Ansible's collection loader) and its record survives Ansible's templating unchanged."""
+    module_utils bootstrap and its record survives Ansible's templating unchanged."""
     case = CASES[0]
     play = [{"hosts": "localhost", "gather_facts": False,
              "vars": {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}",
-                      "c": case},
+                      "c": case, "by_host": _by_host(case)},
              "tasks": [{"ansible.builtin.copy": {
                  "dest": str(tmp_path / "out.json"), "mode": "0644",
-                 "content": "{{ c.nodes | pod_fio_step_record(c.layout_jobs, c.layout_waited, c.jobs, c.waited,"
-                            " c.start_at) | to_json }}"}}]}]
+                 "content": "{{ c.nodes | pod_fio_step_record_hosts(by_host, c.start_at) | to_json }}"}}]}]
     (tmp_path / "play.json").write_text(json.dumps(play))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="False")

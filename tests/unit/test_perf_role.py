@@ -59,7 +59,7 @@ def test_the_tags_select_the_same_tasks_as_before():
         ("localhost", ["iperf", "network"]), ("pod_perf_iperf_confirm", ["iperf", "network"]),
         ("localhost", ["iperf", "network"]),
         ("localhost", ["iperf", "network"]),  # merge
-        ("localhost", ["fio", "storage"]),
+        ("dgx", ["fio", "storage"]),
         ("localhost", ["always"])]
     for _hosts, name, tags, task_tags, tasks in got:
         assert task_tags == tags, name  # no task brings a tag (always) of its own

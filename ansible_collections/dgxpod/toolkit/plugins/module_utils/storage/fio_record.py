@@ -94,3 +94,35 @@ def step_record(nodes: Sequence[str], layout_jobs: Any, layout_waited: Any = Non
     results = {h: node_record(h, _nth(layout_jobs, i), _nth(layout_waited, i), _nth(jobs, i), _nth(waited, i))
                for i, h in enumerate(names)}
     return {"nodes": names, "results": results, "start_at": start_at}
+
+
+# What each node registered in the step's four per-host tasks (roles/pod_perf/tasks/fio_step.yml), in phase order.
+PHASE_VARS = ("pod_perf_fio_layout_job", "pod_perf_fio_layout_waited", "pod_perf_fio_job", "pod_perf_fio_waited")
+
+
+def _registered(by_node: Any, node: str, var: str) -> Dict[str, Any]:
+    """by_node[node][var] as a plain dict ({} when the node or the variable is missing)."""
+    try:
+        value = by_node[node].get(var)
+    except (KeyError, AttributeError, TypeError):
+        return {}
+    return dict(value) if isinstance(value, dict) or hasattr(value, "keys") else {}
+
+
+def step_record_by_host(nodes: Sequence[str], by_node: Any, start_at: Optional[Any] = None) -> Dict[str, Any]:
+    """``step_record`` for a step whose phases ran as one task per node (each node registered its own four
+    results under PHASE_VARS; ``by_node``: node -> its variables, e.g. Ansible's hostvars). The same record as the
+    loop form: the loops are rebuilt from each node's own results, in the step's node order."""
+    names: List[str] = list(nodes)
+    loops = [{"results": [_registered(by_node, n, var) for n in names]} for var in PHASE_VARS]
+    return step_record(names, *loops, start_at=start_at)
+
+
+def ready_nodes(nodes: Sequence[str], by_node: Any) -> List[str]:
+    """The step's nodes whose layout wait finished with status ok: those that read (in the step's order)."""
+    out = []
+    for n in nodes:
+        waited = _registered(by_node, n, PHASE_VARS[1])
+        if _finished(waited) and waited.get("status") == "ok":
+            out.append(n)
+    return out
