@@ -234,7 +234,7 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
                  # 0 jobs: fio refuses the layout ("No job(s) defined") - a node whose layout failed
                  "pod_perf_ctx": {"nodes": {"n1": {"gpus": 2}, "n2": {"gpus": 3}, "n3": {"gpus": 0}}},
                  "pod_perf_fio_steps": []}}]},
-            {"hosts": "n1,n2,n3", "gather_facts": False,
+            {"hosts": "n1,n2,n3", "gather_facts": False, "strategy": "linear",  # as validate_perf.yml (async)
              "tasks": [{"ansible.builtin.import_role": {"name": "pod_perf", "tasks_from": "fio"}}]},
             {"hosts": "localhost", "gather_facts": False,
              "tasks": [{"ansible.builtin.copy": {"content": "{{ pod_perf_fio_steps | to_json }}",
