@@ -71,60 +71,58 @@ problems:
   elements: str
 """
 
+import hashlib
 import os
 import socket
-import subprocess
-import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import call_bounded
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import check_mounts, mounted_now
 
-# Runs in a child process so that a hung NFS call can be abandoned: argv = op, path, [size|digest].
-WORKER = r"""
-import hashlib, os, sys
-op, path = sys.argv[1], sys.argv[2]
-if op == "write":
-    data = os.urandom(int(sys.argv[3]))
+# Each file operation runs in a forked child (common.bounded_run.call_bounded) so that a hung NFS call can be
+# abandoned. A fork, not a new Python: 16 DGX verifying at once spent seconds starting interpreters (issue 19).
+
+def _write(path, size):
+    data = os.urandom(int(size))
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
-        f.write(data); f.flush(); os.fsync(f.fileno())
-    print(hashlib.sha256(data).hexdigest())
-elif op == "read":
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
-    print(h.hexdigest())
-elif op == "list":
-    print(len(os.listdir(path)))
-elif op == "remove":
+    return h.hexdigest()
+
+
+def _list(path):
+    return len(os.listdir(path))
+
+
+def _remove(path):
     os.unlink(path)
     try:
         os.rmdir(os.path.dirname(path))
     except OSError:
         pass
-"""
+
+
+OPS = {"write": _write, "read": _read, "list": _list, "remove": _remove}
 
 
 def io(op, args, timeout):
-    """(ok, output) of one bounded file operation in a child process."""
-    proc = subprocess.Popen([sys.executable, "-c", WORKER, op] + [str(a) for a in args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        try:
-            proc.communicate(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass  # stuck in the kernel on a dead server: abandon it
+    """(ok, output) of one bounded file operation in a forked child; on failure the output is the error."""
+    r = call_bounded(OPS[op], tuple(args), timeout)
+    if r.timed_out:
         return False, "%s did not finish within %ss" % (op, timeout)
-    if proc.returncode != 0:
-        lines = [x for x in err.strip().splitlines() if x.strip()]
-        return False, lines[-1] if lines else "%s exited %d" % (op, proc.returncode)
-    return True, out.strip()
+    return r.ok, r.out
 
 
 def main():

@@ -126,3 +126,49 @@ def test_verify_reports_a_missing_mount_without_touching_anything():
                                           "host": "dgx-x", "fail_on_problems": False})
     assert r["changed"] is False
     assert r["problems"] == ["dgx-x: not mounted (planned /tmp/dgxpod-test-never-mounted from 127.0.0.1)"]
+
+
+def _verify_in_process(monkeypatch, capsys, tmp_path, mounts, timeout=10):
+    """pod_nfs_verify's main() on this machine, with its mount table faked to say the planned paths are NFS
+    mounts (the file operations are real, on tmp_path)."""
+    import pytest
+    import pod_nfs_verify
+    from ansible.module_utils.testing import patch_module_args
+    table = {m["path"]: {"path": m["path"], "src": "%s:/ifs" % m["ip"], "fstype": "nfs", "opts": "rw,vers=3"}
+             for m in mounts}
+    monkeypatch.setattr(pod_nfs_verify, "mounted_now", lambda _table=None: table)
+    with patch_module_args({"mounts": mounts, "host": "dgx-t", "io_timeout": timeout, "probe_size": 300000,
+                            "fail_on_problems": False}):
+        with pytest.raises(SystemExit):
+            pod_nfs_verify.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_verify_moves_data_through_every_mount_and_names_the_one_that_does_not_see_it(monkeypatch, capsys,
+                                                                                       tmp_path):
+    """The probe written through the scripts mount is read back through every data mount of the same export (a
+    symlink here: the same files, as an NFS export seen twice); a data mount of that export that does not show
+    it, and one that cannot be listed, are named; a data mount of another export is listed."""
+    scripts, seen, blind, other = (tmp_path / n for n in ("scripts", "seen", "blind", "other"))
+    scripts.mkdir()
+    seen.symlink_to(scripts)
+    blind.mkdir()
+    other.mkdir()
+    (other / "f").write_text("x")
+    plan = [dict(path=str(scripts), ip="10.9.0.1", kind="scripts", export="/ifs", fstype="nfs", opts="rw"),
+            dict(path=str(seen), ip="10.9.0.1", kind="data", export="/ifs", fstype="nfs", opts="rw"),
+            dict(path=str(blind), ip="10.9.0.2", kind="data", export="/ifs", fstype="nfs", opts="rw"),
+            dict(path=str(other), ip="10.9.0.3", kind="data", export="/other", fstype="nfs", opts="rw"),
+            dict(path=str(tmp_path / "gone"), ip="10.9.0.4", kind="data", export="/other", fstype="nfs",
+                 opts="rw")]
+    r = _verify_in_process(monkeypatch, capsys, tmp_path, plan)
+    io = {x["path"]: x["io"] for x in r["results"]}
+    assert io[str(scripts)] == "wrote, read back and compared 300000 bytes"
+    assert io[str(seen)] == "read the probe file and compared"
+    assert io[str(other)] == "listed 1 entries"
+    assert len(r["problems"]) == 2
+    assert r["problems"][0].startswith("dgx-t: %s from 10.9.0.2: reading the probe file written through %s failed: "
+                                       "FileNotFoundError: " % (blind, scripts))
+    assert r["problems"][1].startswith("dgx-t: %s from 10.9.0.4: listing failed: FileNotFoundError: "
+                                       % (tmp_path / "gone"))
+    assert list(scripts.iterdir()) == []  # the probe and its directory are removed
