@@ -3,9 +3,53 @@ fabric's bridge, node end in the node's namespace), compared with the model and 
 
 from __future__ import annotations
 
+import os
+from collections import Counter
+
 import podmodel as pm
 
 from .common import die, ip_json, run
+
+# The host's neighbour (ARP / NDP) tables are ONE table each for every network namespace: the garbage-collection
+# thresholds count the entries of all nodes together and exist only in the host's namespace. Past gc_thresh3
+# the kernel refuses new entries ("neighbour: arp_cache: neighbor table overflow!" in dmesg), and a node that
+# cannot make the entry for an ARP request's sender does not answer it. Seen at 16 DGX: the full-MTU ping mesh
+# of dgx_network's verify leaves about 1,200 entries (16 nodes x 15 peers x 5 fabrics), past Linux's default
+# 1,024, and for up to 27 s afterwards the storage nodes did not answer the DGX nodes' ARP requests - NFS
+# calls hung in steps of TCP's retransmission back-off (13 s, 26 s) and `site.yml` failed on a 20 s probe.
+NEIGH_THRESH = "/proc/sys/net/ipv%d/neigh/default/gc_thresh%d"
+
+
+def neighbour_entries(pod: pm.Pod) -> int:
+    """Entries a full mesh on every fabric can leave in the host's shared table: each of a fabric's m members
+    (the controller too, on mgmt) learns the other m - 1."""
+    members = Counter(nic.fabric for node in pod.all_nodes for nic in node.nics)
+    members["mgmt"] += 1  # the controller's address on the mgmt bridge
+    return sum(m * (m - 1) for m in members.values())
+
+
+def neighbour_thresholds(entries: int) -> tuple[int, int, int]:
+    """gc_thresh1..3 for that many entries: no collection below the mesh, room for twice it before the hard
+    limit at four times it."""
+    return entries, 2 * entries, 4 * entries
+
+
+def ensure_neighbour_table(pod: pm.Pod, actions: list[str], proc: str = "") -> None:
+    """Raise the host's IPv4 and IPv6 neighbour-table thresholds to what the pod's meshes need; never lower
+    them (the host may need more for itself)."""
+    want = neighbour_thresholds(neighbour_entries(pod))
+    for version in (4, 6):
+        # thresh3 first when raising: the kernel keeps thresh1 <= thresh2 <= thresh3 meaningful in that order
+        for i in (3, 2, 1):
+            path = proc + NEIGH_THRESH % (version, i)
+            if not os.path.exists(path):
+                continue
+            with open(path) as fh:
+                have = int(fh.read().strip())
+            if have < want[i - 1]:
+                with open(path, "w") as fh:
+                    fh.write("%d\n" % want[i - 1])
+                actions.append("neighbour table: IPv%d gc_thresh%d %d -> %d" % (version, i, have, want[i - 1]))
 
 
 def host_end_mac(node: pm.Node, nic: pm.Nic) -> str:

@@ -24,7 +24,7 @@ import podmodel as pm
 from .common import REPO, Paths, die, inventory_path, ip_json, log, require_root, run, state_dir, write_file
 from .docker import engines_step
 from .namespaces import describe_foreign, foreign_namespaces, netns_list
-from .network import check_host_routes, default_routes, ensure_bridges, node_link_problems
+from .network import check_host_routes, default_routes, ensure_bridges, ensure_neighbour_table, node_link_problems
 from .nodefiles import ensure_keys, prepare_node_dir, write_known_hosts
 from .nodes import launch_anchor, node_health, start_daemon, stop_nodes
 from .procs import alive, ns_inode, read_pid, record, wait_tcp
@@ -77,6 +77,11 @@ def refuse_foreign_routes(up: Up) -> None:
 def bridges(up: Up) -> None:
     """One Linux bridge per fabric (MTU, up), and the controller's address on the mgmt bridge."""
     ensure_bridges(up.actions)
+
+
+def neighbour_table(up: Up) -> None:
+    """The host's neighbour tables (one for all namespaces) sized for every fabric's full mesh."""
+    ensure_neighbour_table(up.pod, up.actions)
 
 
 def remove_unwanted_nodes(up: Up) -> None:
@@ -254,6 +259,7 @@ STEPS: tuple[Step, ...] = (
     Step("refuse a foreign pod", refuse_foreign_pod),
     Step("refuse foreign routes", refuse_foreign_routes),
     Step("bridges", bridges),
+    Step("neighbour table", neighbour_table),
     Step("remove unwanted nodes", remove_unwanted_nodes),
     Step("keys", keys),
     Step("find nodes to build", find_nodes_to_build),
