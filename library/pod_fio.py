@@ -417,10 +417,14 @@ def prepare_dirs(p, created):
             why = _probe(os.path.dirname(d.rstrip("/")) or "/", p["probe_timeout"])
             if not why and _probe(d, p["probe_timeout"]):
                 rc, _, err, timed_out = run_bounded(["mkdir", "--", d], p["probe_timeout"])
-                if timed_out or rc != 0:
-                    why = "cannot create %s: %s" % (d, "timed out" if timed_out else err.strip())
-                else:
+                if timed_out:
+                    why = "cannot create %s: timed out" % d
+                elif rc == 0:
                     created.append(d)
+                elif _probe(d, p["probe_timeout"]):
+                    # not a failure when it exists now: every node of a step lays out at once, and on a shared
+                    # namespace (one export behind every mount) another node may have made it since the probe
+                    why = "cannot create %s: %s" % (d, err.strip())
         else:
             why = _probe(d, p["probe_timeout"])
         if why:
