@@ -108,14 +108,13 @@ def call_bounded(fn, args=(), timeout=20.0, grace=GRACE):
     try:
         while len(buf) < head or len(buf) < head + struct.unpack("!QB", buf[:head])[0]:
             left = deadline - time.monotonic()
-            data = os.read(rfd, 65536) if left > 0 and poller.poll(left * 1000) else None
-            if not data:  # past the bound, or the child died before it answered (killed, crashed)
-                if data is None:
-                    os.kill(pid, signal.SIGKILL)
-                status = _reap(pid, grace)
-                if data is None:
-                    return Called(False, "did not finish within %ss" % timeout, True)
-                return Called(False, "died before it answered (wait status %s)" % status, False)
+            if left <= 0 or not poller.poll(left * 1000):  # past the bound
+                os.kill(pid, signal.SIGKILL)
+                _reap(pid, grace)
+                return Called(False, "did not finish within %ss" % timeout, True)
+            data = os.read(rfd, 65536)
+            if not data:  # end of file before a whole answer: the child died (killed, crashed)
+                return Called(False, "died before it answered (wait status %s)" % _reap(pid, grace), False)
             buf += data
     finally:
         os.close(rfd)
