@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from inventory_util import ROOT
+from playbook_util import changed_by_host, run_offline
 
-ANSIBLE_PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ssh-keygen"),
                                 reason="needs root for `unshare -n` and ssh-keygen")
 
@@ -51,24 +51,13 @@ def _setup(tmp_path):
     return str(inv), str(play)
 
 
-def _run(inv, play, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_ROLES_PATH=os.path.join(ROOT, "roles"),
-               PATH=os.path.join(ROOT, ".venv", "bin") + ":" + os.environ["PATH"])
-    res = subprocess.run(["unshare", "-n", ANSIBLE_PLAYBOOK, "-i", inv, play, *extra], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
-    return res.stdout
-
-
 def _changed(out):
-    recap = [ln for ln in out.splitlines() if ln.startswith(("node-a", "node-b")) and "changed=" in ln]
-    return sum(int(ln.split("changed=")[1].split()[0]) for ln in recap)
+    return sum(changed_by_host(out).values())
 
 
 def test_keys_made_once_delivered_pinned_and_rotated(tmp_path):
     inv, play = _setup(tmp_path)
-    first = _run(inv, play, "-v", "--diff")
+    first = run_offline(inv, play, "-v", "--diff")
     key = tmp_path / "secrets" / "mpi_ed25519-1"
     secret = key.read_text().splitlines()[1]  # a line of the private key's body
     assert secret not in first, "the private key is shown in the deploy's output"
@@ -92,18 +81,18 @@ def test_keys_made_once_delivered_pinned_and_rotated(tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 0 and "node-b" in res.stdout
 
-    out = _run(inv, play)
+    out = run_offline(inv, play)
     assert _changed(out) == 0, out[-3000:]
 
     # a run that does not reach node-b (--limit here; a node that is down is the same) keeps its pinned key
     before = (tmp_path / "node-a" / "known_hosts").read_text()
-    out = _run(inv, play, "--limit", "node-a")
+    out = run_offline(inv, play, "--limit", "node-a")
     assert _changed(out) == 0, out[-3000:]
     assert (tmp_path / "node-a" / "known_hosts").read_text() == before
     assert (tmp_path / "secrets" / "container-host-keys" / "node-b.pub").read_text().split()[1] == \
         (tmp_path / "node-b" / "ssh_host_ed25519_key.pub").read_text().split()[1]
 
-    _run(inv, play, "-e", "ngc_container_mpi_key_id=2")
+    run_offline(inv, play, "-e", "ngc_container_mpi_key_id=2")
     pub2 = (tmp_path / "secrets" / "mpi_ed25519-2.pub").read_text().split()[1]
     assert pub2 != pub1
     for node in ("node-a", "node-b"):

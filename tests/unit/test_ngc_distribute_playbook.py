@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 
 import pytest
 import yaml
 
 from inventory_util import ROOT
+from playbook_util import changed_by_host, run_offline
 
-ANSIBLE_PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root for unshare -n")
 
 IMAGE = "dgxpod/pytorch-mpi:24.01"
@@ -72,21 +71,6 @@ def _setup(tmp_path):
     return str(inv), str(play)
 
 
-def _run(inv, play):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_ROLES_PATH=os.path.join(ROOT, "roles"),
-               PATH=os.path.join(ROOT, ".venv", "bin") + ":" + os.environ["PATH"])
-    res = subprocess.run(["unshare", "-n", ANSIBLE_PLAYBOOK, "-i", inv, play], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
-    return res.stdout
-
-
-def _changed(out):
-    recap = [ln for ln in out.splitlines() if ln.startswith("node-") and "changed=" in ln]
-    return {ln.split()[0]: int(ln.split("changed=")[1].split()[0]) for ln in recap}
-
-
 def _image_id(tmp_path, node):
     f = tmp_path / node / "store" / IMAGE.replace("/", "_").replace(":", "_")
     return f.read_text() if f.exists() else None
@@ -95,14 +79,14 @@ def _image_id(tmp_path, node):
 def test_the_archive_reaches_the_nodes_that_lack_the_image_and_a_converged_pod_skips_it(tmp_path):
     inv, play = _setup(tmp_path)
     (tmp_path / "node-c" / "store" / IMAGE.replace("/", "_").replace(":", "_")).write_text("sha256:" + "cd" * 32)
-    first = _run(inv, play)
+    first = run_offline(inv, play)
     assert [_image_id(tmp_path, n) for n in ("node-a", "node-b", "node-c")] == [REF_ID] * 3
     # the build host: archive dir, save, fetch; each node lacking the reference image: dir, copy, load, tag
-    assert _changed(first) == {"node-a": 3, "node-b": 4, "node-c": 4}, first[-3000:]
+    assert changed_by_host(first) == {"node-a": 3, "node-b": 4, "node-c": 4}, first[-3000:]
     assert (tmp_path / "node-b" / "archives").is_dir()
 
-    again = _run(inv, play)
-    assert _changed(again) == {"node-a": 0, "node-b": 0, "node-c": 0}
+    again = run_offline(inv, play)
+    assert changed_by_host(again) == {"node-a": 0, "node-b": 0, "node-c": 0}
     block = again.split("TASK [ngc_container : Distribute the image - archive]", 1)[1].split("TASK [", 1)[0]
     assert block.count("skipping:") == 3, block
     assert "Save the image" not in again and "Load it" not in again
