@@ -74,6 +74,8 @@ ngc_container_ulimits: {memlock: "$MEMLOCK", stack: "67108864"}
 ngc_container_extra_ulimits: {nofile: "20000:20000", nproc: "32768:32768"}
 YAML
 printf 'NCCL_DEBUG=INFO\nNCCL_SOCKET_IFNAME=data0\n' >"$T/nccl.env"
+source "$ROOT/sim/image/ctest-lib.sh"
+ctest_take_host
 ip netns add "$NS"
 ip -n "$NS" link add data0 type veth peer name data0p
 ip -n "$NS" addr add 198.19.250.21/24 dev data0

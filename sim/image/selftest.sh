@@ -37,8 +37,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+source "$ROOT/sim/image/ctest-lib.sh"
+ctest_take_host
 log "image $IMAGE"
-ip link add "$BR" type bridge && ip link set "$BR" up
+ip link add "$BR" type bridge
+ip link set "$BR" up
 for i in $(seq 1 "$N"); do
   ip netns add "ctest-$i"
   ip link add "ctv-$i" type veth peer name eth0 netns "ctest-$i"
