@@ -20,7 +20,9 @@ description:
     and I(phase=cleanup) on all of them whatever happened (roles/pod_perf/tasks/fio_step.yml).
   - The files (named after the host, so nodes sharing an export never collide) and the job files are
     B(always removed), also after a failure or a timeout - except after a successful I(phase=layout), which
-    keeps them for I(phase=read). Every step is bounded - a directory that does
+    keeps them for I(phase=read), and after a successful I(phase=read) with I(keep), which keeps them for a
+    later step's I(phase=layout) with I(reuse) (a node taking part in steps 1..N writes its files once, not N
+    times). Every step is bounded - a directory that does
     not answer (storage node down) is reported within I(probe_timeout) seconds, fio is killed after
     I(timeout) seconds, the wait for I(start_at) lasts at most 600 seconds.
   - A missing fio, an unreachable directory, a fio job error or a timeout give I(status=error) with a
@@ -119,6 +121,23 @@ options:
     description: Seconds a directory has to answer C(stat) before it is reported unreachable.
     type: int
     default: 15
+  keep:
+    description:
+      - I(phase=read) only - keep the files after a successful read, for a later I(phase=layout) with
+        I(reuse); a failed read still removes them. The last read of the files, or I(phase=cleanup), must
+        remove them.
+      - Needs I(direct) - without O_DIRECT the next read of the same files could come from this host's page
+        cache instead of the storage.
+    type: bool
+    default: false
+  reuse:
+    description:
+      - I(phase=layout) only - when every file this layout would write is there already with its full
+        I(size) (kept by an earlier read with I(keep)), write nothing and report I(reused=true),
+        C(changed=false); a missing or short file lays all of them out as usual.
+      - Needs I(direct), for the reason given under I(keep).
+    type: bool
+    default: false
   fio_path:
     description: fio binary (default - found in PATH).
     type: str
@@ -190,6 +209,14 @@ layout:
   description: Parsed layout (write) phase.
   returned: when layout ran
   type: dict
+reused:
+  description: I(phase=layout) with I(reuse) found every file with its full size and wrote nothing.
+  returned: when phase is layout and reuse is true
+  type: bool
+kept:
+  description: I(phase=read) with I(keep) read successfully and left the files for a later step.
+  returned: when phase is read, keep is true and the read succeeded
+  type: bool
 started_at:
   description: Wall-clock time (seconds since the epoch) at which the read phase's fio was started.
   returned: when the read phase ran
@@ -215,7 +242,8 @@ jobfiles:
   type: dict
 cleanup:
   description: C(ok), or what could not be removed.
-  returned: unless check mode, except after a successful I(phase=layout) (its files are kept)
+  returned: unless check mode, except after a successful I(phase=layout) or a successful I(phase=read) with
+    I(keep) (their files are kept)
   type: str
 seconds:
   description: Wall-clock time of the whole test.
@@ -330,6 +358,8 @@ def main():
             create_dirs=dict(type="bool", default=False),
             fio_path=dict(type="str"),
             fail_on_error=dict(type="bool", default=False),
+            keep=dict(type="bool", default=False),
+            reuse=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -339,6 +369,13 @@ def main():
         module.fail_json(msg="directories must name at least one directory")
     if p["start_at"] is not None and phase != "read":
         module.fail_json(msg="start_at is only used with phase=read")
+    if p["keep"] and phase != "read":
+        module.fail_json(msg="keep is only used with phase=read")
+    if p["reuse"] and phase != "layout":
+        module.fail_json(msg="reuse is only used with phase=layout")
+    if (p["keep"] or p["reuse"]) and not p["direct"]:
+        module.fail_json(msg="keep and reuse need direct=true: without O_DIRECT a kept file could be read from "
+                             "this host's page cache instead of the storage")
     stem = file_stem(p["prefix"], socket.gethostname())
     files, jobfiles = job_plan(p, stem)
     out = {"phase": phase, "files": files, "jobfiles": jobfiles}
@@ -375,6 +412,10 @@ def main():
         if why:
             remove_dirs(p, created)
             finish("error", why, result={}, cleanup="ok", seconds=round(time.time() - started, 1))
+    if phase == "layout" and p["reuse"]:  # kept by an earlier read with keep: nothing to write
+        out["reused"] = bool(files) and _check_files(files, fio_size_bytes(p["size"]), p["probe_timeout"]) is None
+        if out["reused"]:
+            finish("ok", changed=False, result={}, seconds=round(time.time() - started, 1))
     limit = fio_limit(p["timeout"], p["runtime"], p["ramp_time"])
     tmpdir = tempfile.mkdtemp(prefix="pod_fio.")
     reason = None
@@ -392,7 +433,7 @@ def main():
             reason = run_fio(fio, tmpdir, name, jobfiles[name], limit, out)
             if reason:
                 break
-        keep = phase == "layout" and not reason
+        keep = not reason and (phase == "layout" or (phase == "read" and p["keep"]))
     finally:
         if not keep:
             out["cleanup"] = _cleanup(targets, max(p["probe_timeout"], 10))
@@ -405,6 +446,8 @@ def main():
     out["seconds"] = round(time.time() - started, 1)
     if reason:
         finish("error", reason)
+    if keep and phase == "read":
+        out["kept"] = True
     if out.get("cleanup", "ok") != "ok":
         finish("error", "test ran but its files were not all removed: %s" % out["cleanup"])
     finish("ok")

@@ -125,3 +125,15 @@ def test_the_filter_gives_the_same_record_in_a_real_playbook_run(tmp_path):
                           str(tmp_path / "play.json")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert (tmp_path / "out.json").read_text() == json.dumps(case["expected"])
+
+
+def test_reused_files_are_marked_only_when_true():
+    """A layout that wrote nothing (pod_fio reuse) and a read that kept its files (keep) say so; any other record
+    has neither key, so results.json of a run without reuse keeps its bytes."""
+    lw = {"finished": 1, "status": "ok", "reused": True, "seconds": 0.1}
+    w = {"finished": 1, "status": "ok", "result": {"jobs": []}, "kept": True, "seconds": 2.0, "started_at": 5.0}
+    rec = node_record("n1", {"ansible_job_id": "1"}, lw, {"ansible_job_id": "2"}, w)
+    assert rec["layout_reused"] is True and rec["kept"] is True and rec["layout"] == {} and rec["seconds"] == 2.1
+    plain = node_record("n1", {"ansible_job_id": "1"}, dict(lw, reused=False), {"ansible_job_id": "2"},
+                        dict(w, kept=False))
+    assert "layout_reused" not in plain and "kept" not in plain

@@ -213,6 +213,53 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
 
 
 @needs
+def test_fio_keep_and_reuse_write_a_node_s_files_once_across_steps(tmp_path):
+    """A read with keep leaves the files; a layout with reuse then writes nothing; a short file lays every file
+    out again; a read without keep removes them; both options refuse buffered I/O and the wrong phase."""
+    host = socket.gethostname().split(".")[0]
+    dirs = [str(tmp_path / "m1"), str(tmp_path / "m2")]
+    for d in dirs:
+        os.mkdir(d)
+    common = {"directories": dirs, "numjobs": 2, "size": "8MiB", "runtime": 1, "prefix": "k"}
+    files = [os.path.join(dirs[i % 2], "k.%s.%d" % (host, i)) for i in range(2)]
+    r = run_tasks(tmp_path, [
+        ("pod_fio", "reuse with nothing there", dict(common, phase="layout", reuse=True)),
+        ("pod_fio", "read keep", dict(common, phase="read", keep=True)),
+        ("ansible.builtin.stat", "kept file", {"path": files[1]}),
+        ("pod_fio", "reuse", dict(common, phase="layout", reuse=True)),
+        ("pod_fio", "read keep again", dict(common, phase="read", keep=True)),
+        ("ansible.builtin.command", "truncate", {"argv": ["truncate", "-s", "1M", files[0]]}),
+        ("pod_fio", "reuse a short file", dict(common, phase="layout", reuse=True)),
+        ("pod_fio", "last read", dict(common, phase="read")),
+        ("pod_fio", "keep buffered", dict(common, phase="read", keep=True, direct=False)),
+        ("pod_fio", "reuse buffered", dict(common, phase="layout", reuse=True, direct=False)),
+        ("pod_fio", "keep on a layout", dict(common, phase="layout", keep=True)),
+        ("pod_fio", "reuse on a read", dict(common, phase="read", reuse=True)),
+    ])
+    first = r["reuse with nothing there"]
+    assert first["status"] == "ok" and first["reused"] is False and first["changed"], first
+    assert first["layout"]["aggregate"]["write"]["bw_bytes"] > 0
+    keep = r["read keep"]
+    assert keep["status"] == "ok" and keep["kept"] is True and "cleanup" not in keep, keep
+    assert keep["result"]["aggregate"]["read"]["bw_bytes"] > 0
+    assert r["kept file"]["stat"]["exists"] and r["kept file"]["stat"]["size"] == 8 * 2 ** 20
+    again = r["reuse"]
+    assert again["status"] == "ok" and again["reused"] is True and not again["changed"], again
+    assert "layout" not in again and again["result"] == {}
+    assert r["read keep again"]["status"] == "ok" and r["read keep again"]["kept"] is True
+    short = r["reuse a short file"]
+    assert short["status"] == "ok" and short["reused"] is False and short["changed"], short
+    assert short["layout"]["aggregate"]["write"]["bw_bytes"] > 0
+    last = r["last read"]
+    assert last["status"] == "ok" and last["cleanup"] == "ok" and "kept" not in last, last
+    assert all(os.listdir(d) == [] for d in dirs)
+    for name in ("keep buffered", "reuse buffered"):
+        assert r[name].get("failed") and "page cache" in r[name]["msg"], r[name]
+    assert r["keep on a layout"].get("failed") and "phase=read" in r["keep on a layout"]["msg"]
+    assert r["reuse on a read"].get("failed") and "phase=layout" in r["reuse on a read"]["msg"]
+
+
+@needs
 def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
     """roles/pod_perf/tasks/fio_step.yml on three 'nodes' that are this machine (connection local, a temporary
     directory per data mount): the reads start at one moment, a failed layout is recorded and not read,
@@ -246,12 +293,16 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     first, step = json.loads((tmp_path / "steps.json").read_text())
     assert first["nodes"] == ["n1"] and list(first["results"]) == ["n1"] and first["results"]["n1"]["status"] == "ok"
+    # n1 reads again in step 2: its read kept the files, and step 2's layout found them and wrote nothing
+    assert first["results"]["n1"]["kept"] is True and first["results"]["n1"]["layout"]["aggregate"]["write"]
     got = step["results"]
     assert step["nodes"] == ["n1", "n2", "n3"]
+    assert got["n1"]["layout_reused"] is True and got["n1"]["layout"] == {}
+    assert got["n2"]["layout"]["aggregate"]["write"]["bw_bytes"] > 0 and "layout_reused" not in got["n2"]
     for h, jobs in (("n1", 2), ("n2", 3)):
         assert got[h]["status"] == "ok", got[h]
         assert len(got[h]["result"]["jobs"]) == jobs and got[h]["result"]["aggregate"]["read"]["bw_bytes"] > 0
-        assert got[h]["layout"]["aggregate"]["write"]["bw_bytes"] > 0 and got[h]["cleanup"] == "ok"
+        assert got[h]["cleanup"] == "ok" and "kept" not in got[h]  # the last step removes them
         assert step["start_at"] - 0.01 <= got[h]["started_at"] < step["start_at"] + 1.5 and got[h]["late_by"] is None
     assert abs(got["n1"]["started_at"] - got["n2"]["started_at"]) < 1.0
     assert got["n3"]["status"] == "error" and got["n3"]["reason"].startswith("layout: fio layout phase"), got["n3"]

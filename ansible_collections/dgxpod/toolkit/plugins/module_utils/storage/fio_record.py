@@ -16,12 +16,15 @@ the read launch or its wait unreachable      error      ``<node> unreachable: <m
 the read never started (no job id)           error      ``fio did not start: <msg>`` (+ layout)
 the read wait gave no finished status        error      ``fio: <msg or "did not finish">`` (+ layout)
 otherwise                                    the read's  its reason, result, layout, cleanup, seconds (layout + read,
-                                             status     0.1 s), started_at, late_by
+                                             status     0.1 s), started_at, late_by; and ``layout_reused`` /
+                                                        ``kept`` (true) when the layout wrote nothing because an
+                                                        earlier step's read kept the files / this read kept them
+                                                        for a later step (pod_fio reuse / keep)
 ===========================================  =========  ============================================================
 
 The same data, key for key and in the same order, as the Jinja template it replaced
 (playbooks/tasks/perf_fio_record.j2; tests/unit/test_fio_record.py compares them on recorded cases), so
-results.json does not change by a byte.
+results.json does not change by a byte (the two keys of reused files are added only when true).
 """
 from __future__ import annotations
 
@@ -79,10 +82,15 @@ def node_record(node: str, layout_job: Dict[str, Any], layout_waited: Dict[str, 
     if not _finished(w):
         return {"status": "error", "reason": "fio: %s" % (_get(w, "msg", "did not finish"),), "result": {},
                 "layout": layout}
-    return {"status": w["status"], "reason": _get(w, "reason", None), "result": _get(w, "result", {}),
-            "layout": layout, "cleanup": _get(w, "cleanup", None),
-            "seconds": round(_num(_get(lw, "seconds", 0)) + _num(_get(w, "seconds", 0)), 1),
-            "started_at": _get(w, "started_at", None), "late_by": _get(w, "late_by", None)}
+    record = {"status": w["status"], "reason": _get(w, "reason", None), "result": _get(w, "result", {}),
+              "layout": layout, "cleanup": _get(w, "cleanup", None),
+              "seconds": round(_num(_get(lw, "seconds", 0)) + _num(_get(w, "seconds", 0)), 1),
+              "started_at": _get(w, "started_at", None), "late_by": _get(w, "late_by", None)}
+    if _get(lw, "reused", False) is True:
+        record["layout_reused"] = True
+    if _get(w, "kept", False) is True:
+        record["kept"] = True
+    return record
 
 
 def step_record(nodes: Sequence[str], layout_jobs: Any, layout_waited: Any = None, jobs: Any = None,
