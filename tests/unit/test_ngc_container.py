@@ -14,6 +14,7 @@ import tarfile
 import jinja2
 import pytest
 import yaml
+from ansible.plugins.filter.core import to_bool
 
 from inventory_util import ROOT
 
@@ -39,6 +40,7 @@ def render(name, **over):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROLE, "templates")),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              trim_blocks=True)  # as Ansible's template module
+    env.filters["bool"] = to_bool  # Ansible's bool filter (the template reads its boolean options through it)
     return env.get_template(name + ".j2").render(**v)
 
 
