@@ -94,9 +94,11 @@ ctx=$WORK/context-$layer_hash
 rm -rf "$ctx"; mkdir -p "$ctx/helpers"
 "$PY" - "$ROLE" "$ctx" "$BASE" <<'PY'
 import sys, jinja2
+from ansible.plugins.filter.core import to_bool
 role, ctx, base = sys.argv[1:4]
 env = jinja2.Environment(loader=jinja2.FileSystemLoader(role + "/templates"), keep_trailing_newline=True,
                          trim_blocks=True, undefined=jinja2.StrictUndefined)  # as Ansible's template module
+env.filters["bool"] = to_bool  # Ansible's: the template reads its boolean options through | bool
 v = {"ngc_container_from": base, "ngc_container_install_ssh": False, "ngc_container_ssh_port": 2222,
      "ngc_container_key_dir": "/etc/dgxpod/mpi", "ngc_container_helper_names": [],
      "ngc_container_image_labels": {"org.dgxpod.simulator-stand-in": "true",
