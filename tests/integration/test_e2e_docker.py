@@ -14,9 +14,7 @@ import shutil
 
 import pytest
 
-from e2e import DGX, PODSIM, RESULTS, ROOT, TIMINGS, recap, run
-
-STATE = os.environ.get("PODSIM_STATE", os.path.join(ROOT, "sim", ".state"))
+from e2e import DGX, PODSIM, RESULTS, ROOT, STATE, TIMINGS, own_pod, recap, run, sim_state
 
 pytestmark = [
     pytest.mark.integration,
@@ -26,32 +24,14 @@ pytestmark = [
 ]
 
 
-def state():
-    with open(os.path.join(STATE, "state.json")) as f:
-        return json.load(f)
-
-
 @pytest.fixture(scope="module")
 def docker_pod(tmp_path_factory):
     """A 4-DGX pod with --engine docker and its inventory; the pod that was up before comes back after."""
-    before = None
-    if os.path.exists(os.path.join(STATE, "state.json")) and state().get("members"):
-        before = (state()["nodes"], state()["storage"])
-        run(PODSIM, "down", check=True)
-    inv_dir = tmp_path_factory.mktemp("docker-inv")
-    os.symlink(os.path.join(ROOT, "inventories", "sim", "group_vars"), str(inv_dir / "group_vars"))
-    inv = str(inv_dir / "hosts.yml")
-    os.environ["PODSIM_INVENTORY"] = inv
-    try:
+    with own_pod(tmp_path_factory.mktemp("docker-inv")) as inv:
         res = run(PODSIM, "up", "--nodes", "4", "--storage", "2", "--engine", "docker", timeout=900, check=True)
-    finally:
-        del os.environ["PODSIM_INVENTORY"]
-    TIMINGS["sim up --engine docker"] = res.elapsed
-    yield inv
-    run(PODSIM, "down")
-    print("\ntimings (docker): " + ", ".join("%s %.1f s" % kv for kv in TIMINGS.items() if "docker" in kv[0]))
-    if before:
-        run(PODSIM, "up", "--nodes", str(before[0]), "--storage", str(before[1]), check=True)
+        TIMINGS["sim up --engine docker"] = res.elapsed
+        yield inv
+        print("\ntimings (docker): " + ", ".join("%s %.1f s" % kv for kv in TIMINGS.items() if "docker" in kv[0]))
 
 
 def in_node(node, *cmd):
@@ -60,7 +40,7 @@ def in_node(node, *cmd):
 
 def test_docker_pod_converges_validates_and_comes_down_clean(docker_pod):
     inv = docker_pod
-    st = state()
+    st = sim_state()
     assert st["engine"] == "docker"
     with open(inv) as f:
         assert f.read().count("ngc_container_engine: docker") == len(DGX)

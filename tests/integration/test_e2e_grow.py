@@ -9,15 +9,12 @@ CI does not run it. Its inventory is written to a temporary directory (PODSIM_IN
 inventories/sim/group_vars, so the committed inventories/sim/hosts.yml is never changed."""
 from __future__ import annotations
 
-import json
 import os
 import re
 
 import pytest
 
-from e2e import PODSIM, ROOT, recap, run
-
-STATE = os.environ.get("PODSIM_STATE", os.path.join(ROOT, "sim", ".state"))
+from e2e import PODSIM, own_pod, recap, run
 
 pytestmark = [
     pytest.mark.integration,
@@ -26,28 +23,10 @@ pytestmark = [
 ]
 
 
-def state():
-    with open(os.path.join(STATE, "state.json")) as f:
-        return json.load(f)
-
-
 @pytest.fixture(scope="module")
 def inventory(tmp_path_factory):
-    before = None
-    if os.path.exists(os.path.join(STATE, "state.json")) and state().get("members"):
-        before = (state()["nodes"], state()["storage"])
-        run(PODSIM, "down", check=True)
-    inv_dir = tmp_path_factory.mktemp("grow-inv")
-    os.symlink(os.path.join(ROOT, "inventories", "sim", "group_vars"), str(inv_dir / "group_vars"))
-    inv = str(inv_dir / "hosts.yml")
-    os.environ["PODSIM_INVENTORY"] = inv
-    try:
+    with own_pod(tmp_path_factory.mktemp("grow-inv")) as inv:
         yield inv
-    finally:
-        run(PODSIM, "down")
-        del os.environ["PODSIM_INVENTORY"]
-        if before:
-            run(PODSIM, "up", "--nodes", str(before[0]), "--storage", str(before[1]), check=True)
 
 
 def test_a_dgx_added_to_the_pod_is_resolved_by_every_container(inventory):
