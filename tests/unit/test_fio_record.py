@@ -11,8 +11,8 @@ import subprocess
 import pytest
 from inventory_util import ROOT
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_record import (PHASE_VARS, node_record,
-    ready_nodes, step_record, step_record_by_host)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_record import (FILES_VAR, PHASE_VARS,
+    node_record, ready_nodes, step_record, step_record_by_host)
 from filter_plugins.perf_record import pod_fio_ready, pod_fio_step_record_hosts
 
 FIXTURE = os.path.join(ROOT, "tests", "unit", "fixtures", "perf_records", "fio_steps.json")
@@ -137,3 +137,35 @@ def test_reused_files_are_marked_only_when_true():
     plain = node_record("n1", {"ansible_job_id": "1"}, dict(lw, reused=False), {"ansible_job_id": "2"},
                         dict(w, kept=False))
     assert "layout_reused" not in plain and "kept" not in plain
+
+
+def test_a_node_holding_its_files_skips_the_layout_and_says_where_they_came_from():
+    """pod_perf_fio_files (tasks/fio.yml, fio_step.yml): a skipped layout of a node that holds its files counts
+    as done - in the node's first step as the layout before the steps (its write figures and seconds), later as
+    reused (0 s); a skipped layout without held files, or with files whose layout failed, stays an error and the
+    node does not read."""
+    skipped = {"skipped": True, "changed": False, "false_condition": "held files"}
+    pre = {"finished": 1, "status": "ok", "ansible_job_id": "7", "seconds": 3.0,
+           "layout": {"aggregate": {"write": {"bw_bytes": 5}}}}
+    kept = {"finished": 1, "status": "ok", "ansible_job_id": "8"}
+    w = {"finished": 1, "status": "ok", "result": {"jobs": []}, "seconds": 2.0, "started_at": 5.0}
+    first = node_record("n1", skipped, skipped, {"ansible_job_id": "2"}, w, pre)
+    assert first["status"] == "ok" and first["layout"] == pre["layout"] and first["seconds"] == 5.0
+    assert "layout_reused" not in first
+    later = node_record("n1", skipped, skipped, {"ansible_job_id": "3"}, w, kept)
+    assert later["status"] == "ok" and later["layout_reused"] is True and later["layout"] == {}
+    assert later["seconds"] == 2.0
+    for files in (None, {}, dict(pre, status="error"), dict(kept, finished=0)):
+        rec = node_record("n1", skipped, skipped, {}, {}, files)
+        assert rec["status"] == "error" and rec["reason"].startswith("fio layout did not start"), (files, rec)
+    # a layout that ran in the step wins over held files
+    ran = node_record("n1", {"ansible_job_id": "1"}, dict(pre, status="error", reason="disk full"), {}, {}, kept)
+    assert ran["status"] == "error" and ran["reason"] == "layout: disk full"
+    by_host = {"n1": {PHASE_VARS[0]: skipped, PHASE_VARS[1]: skipped, FILES_VAR: kept},
+               "n2": {PHASE_VARS[0]: skipped, PHASE_VARS[1]: skipped},
+               "n3": {PHASE_VARS[0]: {"ansible_job_id": "4"}, PHASE_VARS[1]: LAID_OUT, FILES_VAR: {}},
+               "n4": {PHASE_VARS[0]: skipped, PHASE_VARS[1]: skipped, FILES_VAR: pre}}
+    assert ready_nodes(["n4", "n3", "n2", "n1"], by_host) == ["n4", "n3", "n1"]
+    step = step_record_by_host(["n1", "n2"], dict(by_host, n1=dict(by_host["n1"], **{PHASE_VARS[2]: {
+        "ansible_job_id": "9"}, PHASE_VARS[3]: w})))
+    assert step["results"]["n1"]["layout_reused"] is True and step["results"]["n2"]["status"] == "error"

@@ -293,7 +293,7 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     first, step = json.loads((tmp_path / "steps.json").read_text())
     assert first["nodes"] == ["n1"] and list(first["results"]) == ["n1"] and first["results"]["n1"]["status"] == "ok"
-    # n1 reads again in step 2: its read kept the files, and step 2's layout found them and wrote nothing
+    # n1 reads again in step 2: its read kept the files, and step 2 did not lay them out again
     assert first["results"]["n1"]["kept"] is True and first["results"]["n1"]["layout"]["aggregate"]["write"]
     got = step["results"]
     assert step["nodes"] == ["n1", "n2", "n3"]
@@ -309,6 +309,14 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
     assert "started_at" not in got["n3"] and got["n3"]["result"] == {}
     assert re.search(r"TASK \[pod_perf : Read on every node[^\n]*\n(?:(?!TASK).*\n)*skipping: \[n3\]", res.stdout)
     assert "reading together from" in res.stdout
+    # every node laid out its files once before step 1; a step lays out only where files are missing (n3, whose
+    # layout failed before the steps) - n1 and n2 skip the step's layout and its barrier
+    def ran_on(task):
+        blocks = re.findall(r"TASK \[pod_perf : %s\][^\n]*\n((?:(?!TASK ).*\n)*)" % re.escape(task), res.stdout)
+        return [sorted(re.findall(r"^(?:ok|changed): \[(\w+)\]", b, re.M)) for b in blocks]
+    assert ran_on("Lay out the files of every node of any step once, all nodes at once (each step then only "
+                  "reads)") == [["n1", "n2", "n3"]]
+    assert ran_on("Lay out the files on every node of the step, all nodes at once") == [[], ["n3"]]
     assert sorted(os.listdir(str(mnt) + "1")) == [] and sorted(os.listdir(str(mnt) + "2")) == []
 
 

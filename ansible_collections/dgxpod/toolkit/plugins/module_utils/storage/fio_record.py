@@ -22,6 +22,11 @@ otherwise                                    the read's  its reason, result, lay
                                                         for a later step (pod_fio reuse / keep)
 ===========================================  =========  ============================================================
 
+A node that already holds its files (the host fact FILES_VAR) skips the step's layout. In its first step after
+the layout before the steps (tasks/fio.yml) the record shows that layout as if it had run in the step; after
+a read that kept them, the skipped layout counts as one that wrote nothing (``layout_reused: true``, no layout
+seconds). A skipped layout without such files is still an error.
+
 The same data, key for key and in the same order, as the Jinja template it replaced
 (playbooks/tasks/perf_fio_record.j2; tests/unit/test_fio_record.py compares them on recorded cases), so
 results.json does not change by a byte (the two keys of reused files are added only when true).
@@ -58,10 +63,29 @@ def _finished(waited: Dict[str, Any]) -> bool:
     return bool(_get(waited, "finished", False)) and "status" in waited
 
 
+def held_files(files: Any) -> bool:
+    """True when ``files`` (FILES_VAR) is the finished, ok layout whose files the node still holds."""
+    return isinstance(files, dict) and _finished(files) and files.get("status") == "ok"
+
+
+def _carry(layout_job: Dict[str, Any], layout_waited: Dict[str, Any], files: Any):
+    """The layout's two results. A layout skipped because the node holds its files is the layout that wrote
+    them when ``files`` is that layout's own result (laid out before the steps: the node's first step shows it,
+    as if laid out in the step), else one that wrote nothing (kept by an earlier read: reused, 0 s)."""
+    if _get(layout_job, "skipped", False) is True and held_files(files):
+        job = {"ansible_job_id": _get(files, "ansible_job_id", "held")}
+        if "layout" in files:
+            return job, dict(files)
+        return job, {"finished": 1, "status": "ok", "reused": True, "seconds": 0}
+    return layout_job, layout_waited
+
+
 def node_record(node: str, layout_job: Dict[str, Any], layout_waited: Dict[str, Any], job: Dict[str, Any],
-                waited: Dict[str, Any]) -> Dict[str, Any]:
-    """One node's record: {status, reason, result[, layout, cleanup, seconds, started_at, late_by]}."""
-    lj, lw, j, w = layout_job, layout_waited, job, waited
+                waited: Dict[str, Any], files: Any = None) -> Dict[str, Any]:
+    """One node's record: {status, reason, result[, layout, cleanup, seconds, started_at, late_by]}. ``files``:
+    the node's FILES_VAR (a skipped layout counts as reused when it is a held layout)."""
+    lj, lw = _carry(layout_job, layout_waited, files)
+    j, w = job, waited
     if _get(lj, "unreachable", False) or _get(lw, "unreachable", False):
         return {"status": "error", "reason": "%s unreachable: %s" % (node, _get(lj, "msg", _get(lw, "msg", ""))),
                 "result": {}}
@@ -94,18 +118,23 @@ def node_record(node: str, layout_job: Dict[str, Any], layout_waited: Dict[str, 
 
 
 def step_record(nodes: Sequence[str], layout_jobs: Any, layout_waited: Any = None, jobs: Any = None,
-                waited: Any = None, start_at: Optional[Any] = None) -> Dict[str, Any]:
+                waited: Any = None, start_at: Optional[Any] = None, files: Optional[Dict[str, Any]] = None
+                ) -> Dict[str, Any]:
     """One fio step: {nodes, results: {node: node_record}, start_at}. The four registered results are those of the
     step's loops over ``nodes`` (layout, wait for the layouts, read, wait for the reads), in that order; any may
-    be None (not run)."""
+    be None (not run). ``files``: node -> its FILES_VAR."""
     names: List[str] = list(nodes)
-    results = {h: node_record(h, _nth(layout_jobs, i), _nth(layout_waited, i), _nth(jobs, i), _nth(waited, i))
+    held = files or {}
+    results = {h: node_record(h, _nth(layout_jobs, i), _nth(layout_waited, i), _nth(jobs, i), _nth(waited, i),
+                              held.get(h))
                for i, h in enumerate(names)}
     return {"nodes": names, "results": results, "start_at": start_at}
 
 
 # What each node registered in the step's four per-host tasks (roles/pod_perf/tasks/fio_step.yml), in phase order.
 PHASE_VARS = ("pod_perf_fio_layout_job", "pod_perf_fio_layout_waited", "pod_perf_fio_job", "pod_perf_fio_waited")
+# The finished layout whose files the node holds now (tasks/fio.yml, fio_step.yml): its step layout is skipped.
+FILES_VAR = "pod_perf_fio_files"
 
 
 def _registered(by_node: Any, node: str, var: str) -> Dict[str, Any]:
@@ -123,14 +152,16 @@ def step_record_by_host(nodes: Sequence[str], by_node: Any, start_at: Optional[A
     loop form: the loops are rebuilt from each node's own results, in the step's node order."""
     names: List[str] = list(nodes)
     loops = [{"results": [_registered(by_node, n, var) for n in names]} for var in PHASE_VARS]
-    return step_record(names, *loops, start_at=start_at)
+    return step_record(names, *loops, start_at=start_at, files={n: _registered(by_node, n, FILES_VAR) for n in names})
 
 
 def ready_nodes(nodes: Sequence[str], by_node: Any) -> List[str]:
-    """The step's nodes whose layout wait finished with status ok: those that read (in the step's order)."""
+    """The step's nodes whose layout wait finished with status ok, or whose layout was skipped because they hold
+    their files (FILES_VAR): those that read (in the step's order)."""
     out = []
     for n in nodes:
-        waited = _registered(by_node, n, PHASE_VARS[1])
+        _, waited = _carry(_registered(by_node, n, PHASE_VARS[0]), _registered(by_node, n, PHASE_VARS[1]),
+                           _registered(by_node, n, FILES_VAR))
         if _finished(waited) and waited.get("status") == "ok":
             out.append(n)
     return out
