@@ -270,7 +270,7 @@ def test_predicted_seconds():
     plan = schedule_plan(hosts, dgx, storage, fabrics)
     tests = sum(len(r["tests"]) for r in plan)
     setup = network_setup_seconds(6)  # 4 DGX + 2 storage nodes take part
-    assert setup == 10 + 0.6 + 5 * 2.6
+    assert setup == 4 + 0.6 + 5 * 2.6
     assert predict_seconds(plan, FULL) == pytest.approx(len(plan) * (300 + GAP_S) + setup)
     assert predict_seconds(plan, FULL, fio_steps=4) == pytest.approx(len(plan) * (300 + GAP_S) + setup
                                                                      + 4 * (690 + 5))

@@ -46,7 +46,15 @@ def pod(tmp_path_factory):
         {"name": "dump", "hosts": "localhost", "gather_facts": False, "tasks": [
             {"ansible.builtin.copy": {"content": "{{ pod_stages | to_json }}", "dest": str(base / "stages.json"),
                                       "mode": "0644"}}]}]))
-    yield {"inv": inv, "server": server, "wrapper": str(wrapper), "stages": base / "stages.json"}
+    # as validate.yml runs it: the read starts right after preflight (async), the stage waits for it later
+    started = base / "validate_switches_started.yml"
+    started.write_text(yaml.safe_dump([
+        {"import_playbook": os.path.join(ROOT, "playbooks", "validate_switches_start.yml")},
+        {"name": "between", "hosts": "localhost", "gather_facts": False, "tasks": [
+            {"ansible.builtin.debug": {"msg": "the node checks run here"}}]}]
+        + yaml.safe_load(wrapper.read_text())))
+    yield {"inv": inv, "server": server, "wrapper": str(wrapper), "started": str(started),
+           "stages": base / "stages.json"}
     server.stop()
 
 
@@ -56,18 +64,18 @@ def ansible(pod, playbook, *args):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
-def stage_checks(pod):
-    res = ansible(pod, pod["wrapper"])
+def stage_checks(pod, wrapper="wrapper"):
+    res = ansible(pod, pod[wrapper])
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     stages = json.loads(pod["stages"].read_text())
-    return stages["switches"], [c.to_dict() for c in evaluate(stages["switches"], {}, {})]
+    return stages["switches"], [c.to_dict() for c in evaluate(stages["switches"], {}, {})], res.stdout
 
 
 def test_the_stage_records_readings_passes_a_deployed_switch_and_names_an_unreachable_one(pod):
     res = ansible(pod, os.path.join(ROOT, "playbooks", "switches.yml"), "--limit", "sim-sw1")
     assert res.returncode == 0, res.stdout[-3000:]
     before = pod["server"].state("sim-sw1")["running"]
-    recorded, checks = stage_checks(pod)
+    recorded, checks, _ = stage_checks(pod)
     assert recorded["expected"] == ["sim-sw1", "sim-sw2"]
     assert pod["server"].state("sim-sw1")["running"] == before  # read-only
     problems = [c for c in checks if c["status"] in ("fail", "error")]
@@ -83,6 +91,16 @@ def test_the_stage_records_readings_passes_a_deployed_switch_and_names_an_unreac
         if item[0] == "interface Ethernet6/1":
             item[1] = ["mtu 1500" if c.startswith("mtu") else c for c in item[1]]
     pod["server"].set_state("sim-sw1", state)
-    _, checks = stage_checks(pod)
-    mtu = [c for c in checks if c["check"] == "switch_port_mtu" and c["status"] == "fail"]
-    assert [c["host"] for c in mtu] == ["sim-sw1 Ethernet6/1"] and "sim-dgx2 enp12s0" in mtu[0]["cause"]
+    for wrapper in ("wrapper", "started"):
+        _, checks, out = stage_checks(pod, wrapper)
+        mtu = [c for c in checks if c["check"] == "switch_port_mtu" and c["status"] == "fail"]
+        assert [c["host"] for c in mtu] == ["sim-sw1 Ethernet6/1"] and "sim-dgx2 enp12s0" in mtu[0]["cause"]
+        assert [c["host"] for c in checks if c["status"] == "error"] == ["sim-sw2"]
+        # run alone the stage starts the read itself; after validate_switches_start.yml it only waits for it
+        start = out.split("TASK [switch_config : Start the read (when validate.yml did not")[1].split("TASK [")[0]
+        if wrapper == "wrapper":
+            assert "included:" in start and "skipping" not in start, start
+        else:
+            assert start.count("skipping: [sim-sw") == 2 and "included:" not in start, start
+            assert out.index("the node checks run here") < out.index("Wait for the switch's readings")
+            assert out.index("Start reading the switch") < out.index("the node checks run here")

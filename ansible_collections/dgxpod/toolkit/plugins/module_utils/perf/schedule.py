@@ -46,11 +46,12 @@ SEED = 19                 # the matchings' shuffle (per fabric: "<seed>:<fabric>
 # The launcher of issue 19 item 2 (playbooks/validate_perf.yml, module_utils/perf/iperf_launch.py): every host gets its
 # part of the whole schedule up front; round r starts (r - 1) x round_seconds(duration, omit, gap) after a common
 # start, so a round costs its test plus a 3 s gap (pod_perf_iperf_gap). Once per schedule: the start margin
-# (pod_perf_iperf_start_margin, 10 s + 0.1 s a host) and the plays' parallel tasks (start servers, launch the
+# (pod_perf_iperf_start_margin, 4 s + 0.1 s a host) and the plays' parallel tasks (start servers, launch the
 # clients, wait, stop, record: LAUNCH_TASKS tasks over the hosts, forks at a time, about 2.6 s an SSH round, the
-# launch figure issue 19 measured). On the 4-DGX simulator this gives 7 x 8 + 10.6 + 13 = 80 s for the quick
-# network test, measured ~75 s (docs/validation.md).
+# launch figure issue 19 measured). On the 4-DGX simulator this gives 7 x 8 + 4.6 + 13 = 74 s for the quick
+# network test (docs/validation.md).
 GAP_S = 3.0
+START_MARGIN_S = 4.0      # roles/pod_perf/defaults: pod_perf_iperf_start_margin = 4 s + 0.1 s a host
 LAUNCH_TASKS = 5
 SSH_S = 2.6
 FORKS = 50                # ansible.cfg
@@ -170,10 +171,11 @@ def fio_step_seconds(run: Dict[str, Any]) -> float:
 
 
 def network_setup_seconds(hosts: int, forks: int = FORKS) -> float:
-    """Once per schedule: the start margin (10 s + 0.1 s a host) and LAUNCH_TASKS parallel tasks over ``hosts``."""
+    """Once per schedule: the start margin (START_MARGIN_S + 0.1 s a host, roles/pod_perf
+    pod_perf_iperf_start_margin) and LAUNCH_TASKS parallel tasks over ``hosts``."""
     if hosts <= 0:
         return 0.0
-    return 10.0 + 0.1 * hosts + LAUNCH_TASKS * math.ceil(hosts / float(max(1, forks))) * SSH_S
+    return START_MARGIN_S + 0.1 * hosts + LAUNCH_TASKS * math.ceil(hosts / float(max(1, forks))) * SSH_S
 
 
 def predict_seconds(plan: Sequence[Dict[str, Any]], run: Dict[str, Any], fio_steps: int = 0, gap: float = GAP_S,
