@@ -145,6 +145,18 @@ def test_validate_writes_a_simulated_report(converged):
     res = run("ansible-playbook", "validate.yml", "--skip-tags", "nccl,training", timeout=1200, check=True)
     TIMINGS["validate.yml --skip-tags nccl,training"] = res.elapsed
     assert "results/pod-in-a-box/" in res.stdout and "SIMULATED POD" in res.stdout
+    # issue 19: the switch read starts right after preflight and the stage only waits for it; the drift check
+    # uses the RDMA hardware the network check read in this run instead of reading it again
+    plays = res.stdout.split("\nPLAY [")
+    start = next(p for p in plays if p.startswith("Validate switches - start the read-only read"))
+    stage = next(p for p in plays if p.startswith("Validate switches - read config"))
+    assert start.split("TASK [switch_config : Start reading the switch")[1].count("ok: [sim-sw") == 2
+    assert plays.index(start) < plays.index(
+        next(p for p in plays if p.startswith("Validate identity")))
+    assert stage.split("Start the read (when validate.yml did not")[1].split("TASK [")[0].count("skipping:") == 2
+    hw = [p.split("TASK [dgx_network : Gather RDMA and GPU hardware facts]")[1].split("TASK [")[0]
+          for p in plays if "TASK [dgx_network : Gather RDMA and GPU hardware facts]" in p]
+    assert len(hw) == 2 and hw[0].count("ok: [sim-dgx") == 4 and hw[1].count("skipping: [sim-dgx") == 4, hw
     for name in ("report.md", "report.html", "junit.xml"):
         with open(os.path.join(RESULTS, name)) as fh:
             assert "SIMULATED" in fh.readline(), name
