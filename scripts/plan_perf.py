@@ -126,8 +126,8 @@ def text(r) -> str:
                                                                  r["hosts"]),
               "  had every test been launched one by one (before issue 19 item 2, %.1f s a test): %s"
               % (SERIAL_S_PER_TEST, format_eta(r["network_serial_launch_s"])),
-              "predicted storage (fio, %s): %s - %d steps x %.0f s" % (r["fio_scaling"], format_eta(r["fio_s"]),
-                                                                       r["fio_steps"], r["fio_step_s"]),
+              "predicted storage (fio, %s): %s - one layout, then %d steps x %.0f s" % (
+                  r["fio_scaling"], format_eta(r["fio_s"]), r["fio_steps"], r["fio_step_s"]),
               "predicted network + storage: %s" % format_eta(r["total_s"])]
     return "\n".join(lines)
 

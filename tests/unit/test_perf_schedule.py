@@ -273,10 +273,11 @@ def test_predicted_seconds():
     assert setup == 4 + 0.6 + 5 * 2.6
     assert predict_seconds(plan, FULL) == pytest.approx(len(plan) * (300 + GAP_S) + setup)
     assert predict_seconds(plan, FULL, fio_steps=4) == pytest.approx(len(plan) * (300 + GAP_S) + setup
-                                                                     + 4 * (690 + 5))
+                                                                     + 30 + 4 * (660 + 5))
     assert predict_seconds(plan, dict(FULL, iperf=dict(FULL["iperf"], omit=2))) == pytest.approx(
         len(plan) * (302 + GAP_S) + setup)
-    assert fio_step_seconds(FULL) == 690 and fio_step_seconds(QUICK) == 35
+    assert fio_step_seconds(FULL) == 665 and fio_step_seconds(QUICK) == 10
+    assert predict_seconds([], QUICK, fio_steps=4) == 30 + 4 * 10 and predict_seconds([], QUICK, fio_steps=0) == 0
     assert predict_seconds(plan, QUICK, per_test=SERIAL_S_PER_TEST) == pytest.approx(
         len(plan) * (5 + GAP_S) + setup + tests * SERIAL_S_PER_TEST)
     assert predict_seconds([], FULL) == 0

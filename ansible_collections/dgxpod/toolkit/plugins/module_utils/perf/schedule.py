@@ -35,7 +35,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import check_plan, round_seconds
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import (DATA_TRAFFIC, _test, bipartite_rounds,
-    eta_seconds, iperf_plan, round_robin)
+    iperf_plan, round_robin)
 
 SCHEDULES = ("auto", "all_pairs", "matchings")
 ALL_PAIRS_MAX = 16        # auto: all pairs up to this many DGX (15 rounds x 300 s = 78 min at 16 DGX, full profile)
@@ -58,8 +58,11 @@ FORKS = 50                # ansible.cfg
 # Before item 2 the controller launched a round's tests one by one (delegate_to loops): four calls per test
 # (server start, client launch - reserved as 3 s by start_at -, async_status, server stop) of ~2.6 s each.
 SERIAL_S_PER_TEST = 2.6 + 3.0 + 2.6 + 2.6
-FIO_LAYOUT_S = 30.0       # playbooks/validate_perf.yml: a fio step = ramp_time + runtime + 30 s (layout)
-FIO_OVERHEAD_S = 5.0      # per fio step, perf_plan.eta_seconds's default
+# roles/pod_perf/tasks/fio.yml: every node lays out its files once, all at once, before step 1 (FIO_LAYOUT_S); a
+# step then reads for ramp_time + runtime plus FIO_OVERHEAD_S (its launch, common start, wait and clean-up: about
+# 6 s a step measured on the 4-DGX pod-in-a-box).
+FIO_LAYOUT_S = 30.0
+FIO_OVERHEAD_S = 5.0      # per fio step
 
 
 def choose(n_dgx: int, schedule: str = "auto", all_pairs_max: int = ALL_PAIRS_MAX) -> str:
@@ -165,9 +168,15 @@ def summary(plan: Sequence[Dict[str, Any]], hosts: Dict[str, Dict[str, Any]], dg
 
 
 def fio_step_seconds(run: Dict[str, Any]) -> float:
-    """One fio step of a run profile (profiles/*.yml perf_runs.<name>): ramp_time + runtime + layout."""
+    """One fio step of a run profile (profiles/*.yml perf_runs.<name>): ramp_time + runtime + FIO_OVERHEAD_S (the
+    files were laid out before step 1)."""
     fio = run.get("fio") or {}
-    return float(fio.get("ramp_time") or 0) + float(fio.get("runtime") or 0) + FIO_LAYOUT_S
+    return float(fio.get("ramp_time") or 0) + float(fio.get("runtime") or 0) + FIO_OVERHEAD_S
+
+
+def fio_seconds(run: Dict[str, Any], steps: int) -> float:
+    """``steps`` fio steps: one layout of every node's files (FIO_LAYOUT_S), then ``fio_step_seconds`` a step."""
+    return FIO_LAYOUT_S + steps * fio_step_seconds(run) if steps > 0 else 0.0
 
 
 def network_setup_seconds(hosts: int, forks: int = FORKS) -> float:
@@ -184,13 +193,13 @@ def predict_seconds(plan: Sequence[Dict[str, Any]], run: Dict[str, Any], fio_ste
     round round_seconds(duration, omit, gap) of module_utils/perf/iperf_launch.py, plus ``network_setup_seconds`` for
     the hosts of the plan, plus ``per_test`` seconds a test when a round's tests are launched one by one
     (``SERIAL_S_PER_TEST``, the launcher before issue 19 item 2; 0 now), plus ``fio_steps`` fio steps
-    (``fio_step_seconds`` + the per-step overhead of perf_plan.eta_seconds)."""
+    (``fio_seconds``: one layout, then ``fio_step_seconds`` a step)."""
     iperf = run.get("iperf") or {}
     hosts = {t[k] for r in plan for t in r["tests"] for k in ("client", "server")}
     tests = sum(len(r["tests"]) for r in plan)
     network = (len(plan) * round_seconds(float(iperf.get("duration") or 0), float(iperf.get("omit") or 0), gap)
                + network_setup_seconds(len(hosts), forks) + per_test * tests)
-    return network + eta_seconds(0, 0, fio_steps, fio_step_seconds(run), overhead=FIO_OVERHEAD_S)
+    return network + fio_seconds(run, fio_steps)
 
 
 # ------------------------------------------------------------------------------------------------ localisation
