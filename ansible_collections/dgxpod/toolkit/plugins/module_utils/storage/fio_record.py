@@ -83,7 +83,7 @@ def _carry(layout_job: Dict[str, Any], layout_waited: Dict[str, Any], files: Any
 def node_record(node: str, layout_job: Dict[str, Any], layout_waited: Dict[str, Any], job: Dict[str, Any],
                 waited: Dict[str, Any], files: Any = None) -> Dict[str, Any]:
     """One node's record: {status, reason, result[, layout, cleanup, seconds, started_at, late_by]}. ``files``:
-    the node's FILES_VAR (a skipped layout counts as reused when it is a held layout)."""
+    the node's FILES_VAR (a layout skipped because the node holds its files counts as done: see ``_carry``)."""
     lj, lw = _carry(layout_job, layout_waited, files)
     j, w = job, waited
     if _get(lj, "unreachable", False) or _get(lw, "unreachable", False):
