@@ -39,7 +39,9 @@ options:
     description:
       - C(all) - layout (if I(layout)), read, remove the files.
       - C(layout) - create the directories (I(create_dirs)), write the files and B(keep) them; after a failure
-        the files and the directories it created are removed.
+        its files are removed, the directories are not - every node of a step lays out at once into the same
+        shared directories, and an empty one may be one another node is about to write into. The C(read) or
+        C(cleanup) phase, after every node's layout, removes them when empty.
       - C(read) - the files must exist with the full I(size) (else I(status=error) naming the file; fio is
         not left to lay them out unmeasured); wait for I(start_at), read, then always remove the files and
         (I(create_dirs)) the empty directories.
@@ -410,7 +412,8 @@ def main():
     if phase != "read":
         why = prepare_dirs(p, created)
         if why:
-            remove_dirs(p, created)
+            if phase != "layout":  # see remove_dirs_after
+                remove_dirs(p, created)
             finish("error", why, result={}, cleanup="ok", seconds=round(time.time() - started, 1))
     if phase == "layout" and p["reuse"]:  # kept by an earlier read with keep: nothing to write
         out["reused"] = bool(files) and _check_files(files, fio_size_bytes(p["size"]), p["probe_timeout"]) is None
@@ -440,7 +443,7 @@ def main():
         for name in os.listdir(tmpdir):
             os.remove(os.path.join(tmpdir, name))
         os.rmdir(tmpdir)
-        if not keep:
+        if not keep and remove_dirs_after(phase):
             remove_dirs(p, created)
     out.setdefault("result", {})
     out["seconds"] = round(time.time() - started, 1)
@@ -473,6 +476,15 @@ def prepare_dirs(p, created):
         if why:
             return why
     return None
+
+
+def remove_dirs_after(phase):
+    """Whether a phase that ends without keeping its files removes the empty directories. Not a layout: every node
+    of a step lays out at the same moment into the same directories of a shared export, and a failed node's rmdir
+    found empty the directory another node had just probed and was about to write into, which made that node's
+    layout fail too (seen in the three-node role test, session 19). The read and cleanup phases come after every
+    node's layout (the step's barrier) and remove them."""
+    return phase != "layout"
 
 
 def remove_dirs(p, created, skip=()):

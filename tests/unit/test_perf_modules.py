@@ -151,6 +151,7 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
     for d in dirs:
         os.mkdir(d)
     sub = [d + "/sub" for d in dirs]
+    failing = [d + "/failing" for d in dirs]
     stray = os.path.join(dirs[0], "mine.%s.notes" % host)  # not <prefix>.<host>.<n>: cleanup leaves it
     with open(stray, "w") as fh:
         fh.write("x")
@@ -174,6 +175,13 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
                                       "prefix": "mine"}),
         ("pod_fio", "layout sub", dict(common, directories=sub, phase="layout", create_dirs=True)),
         ("pod_fio", "read sub", dict(common, directories=sub, phase="read", create_dirs=True)),
+        # a failed layout leaves the directories: other nodes lay out into them at the same moment
+        ("pod_fio", "layout fails", dict(common, directories=failing, phase="layout", create_dirs=True, bs="1000",
+                                         prefix="f")),
+        ("ansible.builtin.find", "left after the failed layout", {"paths": failing, "file_type": "any"}),
+        ("ansible.builtin.stat", "failing dir", {"path": failing[1]}),
+        ("pod_fio", "cleanup failing", {"directories": failing, "phase": "cleanup", "prefix": "f",
+                                        "create_dirs": True}),
         ("pod_fio", "start_at misplaced", dict(common, phase="layout", start_at=1.0)),
         ("pod_fio", "dry read", dict(common, phase="read", start_at=1.0), True),
     ])
@@ -207,6 +215,9 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
     # create_dirs: the layout makes and keeps the directories, the read removes files and directories
     assert r["layout sub"]["status"] == "ok" and r["read sub"]["status"] == "ok", r["read sub"]
     assert not any(os.path.exists(d) for d in sub)
+    assert r["layout fails"]["status"] == "error" and "error 22" in r["layout fails"]["reason"], r["layout fails"]
+    assert r["left after the failed layout"]["matched"] == 0 and r["failing dir"]["stat"]["isdir"]  # no file, the dir
+    assert r["cleanup failing"]["status"] == "ok" and not any(os.path.exists(d) for d in failing)
     assert r["start_at misplaced"].get("failed") and "phase=read" in r["start_at misplaced"]["msg"]
     dry = r["dry read"]
     assert dry["status"] == "skipped" and list(dry["jobfiles"]) == ["read"] and "rw=read" in dry["jobfiles"]["read"]
