@@ -69,7 +69,7 @@ def pod_progress(seconds_left, kind, index, total, detail=""):
     return progress_line(kind, int(index), int(total), float(seconds_left), detail)
 
 
-def pod_iperf_round_seconds(duration, omit=0, gap=3):
+def pod_iperf_round_seconds(duration, omit=0, gap=1):
     return round_seconds(float(duration), float(omit or 0), float(gap))
 
 

@@ -283,9 +283,10 @@ def test_predicted_seconds():
     assert predict_seconds([], FULL) == 0
     # the fan-out grows by one SSH round per task every 50 hosts
     assert network_setup_seconds(51) - network_setup_seconds(50) == pytest.approx(0.1 + 5 * 2.6)
-    # the simulator's quick network test: 7 rounds of 5 s + 3 s, ~80 s predicted (measured ~75 s)
+    # the simulator's quick network test: 7 rounds of 5 s + 1 s, 60 s predicted (measured 53 s; 74 s and ~65 s with
+    # the 3 s gap before 2026-11-25)
     sim, shosts, groups = sim_model()
-    assert 70 <= predict_seconds(iperf_plan(shosts, groups["dgx"], groups["storage"], sim["fabrics"]), QUICK) <= 90
+    assert 55 <= predict_seconds(iperf_plan(shosts, groups["dgx"], groups["storage"], sim["fabrics"]), QUICK) <= 65
 
 
 def test_predicted_times_grow_with_the_pod_and_meet_the_target():

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence
 
 
-def round_seconds(duration: float, omit: float = 0, gap: float = 3.0) -> float:
+def round_seconds(duration: float, omit: float = 0, gap: float = 1.0) -> float:
     """One round: the test (-t duration, -O omit) plus a gap for connecting and the JSON exchange."""
     return float(duration) + float(omit) + float(gap)
 
