@@ -17,6 +17,11 @@ description:
     directory, then rename) only when it differs; owner, group and mode are set only when they differ.
   - A link is made or re-pointed when it does not point at I(src); a regular file or directory in its place is
     an error naming it (never removed).
+  - A block (C(state=block)) is a marked part of a file the role shares with others, such as the pod's names in
+    C(/etc/hosts). The lines between C(marker) with C({mark}) as C(BEGIN) and as C(END) are replaced by I(block),
+    or the block is added at the end when the file has none (the file is created when missing); the rest of the
+    file is kept. The result is byte for byte what C(ansible.builtin.blockinfile) (state present, insertafter EOF)
+    writes, so a block it wrote is taken over unchanged. A symlink is followed, as blockinfile does.
   - Reports which paths changed and why (C(created), C(content), C(attributes), C(target)); with C(--diff) the
     before/after of every changed file (not of entries with I(diff=false), e.g. keys).
   - A failure stops at the entry that failed and names it; the entries before it stay as written (each is
@@ -25,8 +30,9 @@ version_added: "0.5.0"
 options:
   files:
     description:
-      - The entries. Each is a dict with C(path) (absolute) and C(state) (C(file) - the default, C(directory) or
-        C(link)); C(content) for a file (text, written as UTF-8); C(src) for a link; optional C(mode) (octal
+      - The entries. Each is a dict with C(path) (absolute) and C(state) (C(file) - the default, C(directory),
+        C(link) or C(block)); C(content) for a file (text, written as UTF-8); C(src) for a link; C(block) (text)
+        and C(marker) (a line containing C({mark})) for a block; optional C(mode) (octal
         string such as C("0644"); a new file without one gets C(0644), a changed one keeps its own), C(owner),
         C(group); C(secret) (bool, default false) for a private key - its content is never shown, neither in
         C(--diff) nor in the module's echoed arguments (masked as Ansible masks C(no_log) values); C(diff)
@@ -69,7 +75,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-STATES = ("file", "directory", "link")
+STATES = ("file", "directory", "link", "block")
 
 
 def check_entries(files):
@@ -89,6 +95,9 @@ def check_entries(files):
             problems.append("%s: a file needs content (text)" % where)
         if state == "link" and not e.get("src"):
             problems.append("%s: a link needs src" % where)
+        if state == "block" and not (isinstance(e.get("block"), str) and isinstance(e.get("marker"), str)
+                                     and "{mark}" in e["marker"] and "\n" not in e["marker"]):
+            problems.append("%s: a block needs block (text) and marker (one line containing {mark})" % where)
         if e.get("mode") is not None and not _mode_ok(e["mode"]):
             problems.append("%s: mode %r is not an octal string such as '0644'" % (where, e["mode"]))
         norm = os.path.normpath(str(path))
@@ -102,6 +111,37 @@ def check_entries(files):
 def _mode_ok(mode):
     """An octal string: a YAML 0644 without quotes arrives as the int 420 and would mean something else."""
     return isinstance(mode, str) and len(mode) in (3, 4) and all(c in "01234567" for c in mode)
+
+
+def set_block(original, marker, block):
+    """``original`` (bytes, or None for a missing file) with the block between ``marker``'s BEGIN and END lines set to
+    ``block`` (text) - as ansible.builtin.blockinfile writes it (state present, insertafter EOF, marker_begin BEGIN,
+    marker_end END): an existing block (the last BEGIN and the last END line) is replaced where it is, else the block
+    goes at the end after a line break; an empty ``block`` removes it. Bytes in, bytes out."""
+    lines = (original or b"").splitlines(True)
+    begin = marker.replace("{mark}", "BEGIN").encode("utf-8") + b"\n"
+    end = marker.replace("{mark}", "END").encode("utf-8") + b"\n"
+    body = block.encode("utf-8")
+    if body and not body.endswith(b"\n"):
+        body += b"\n"
+    new = [begin] + body.splitlines(True) + [end] if body else []
+    n0 = n1 = None
+    for i, line in enumerate(lines):
+        if line == begin:
+            n0 = i
+        if line == end:
+            n1 = i
+    if n0 is None or n1 is None:
+        n0 = len(lines)
+    elif n0 < n1:
+        del lines[n0:n1 + 1]
+    else:
+        del lines[n1:n0 + 1]
+        n0 = n1
+    if n0 > 0 and not lines[n0 - 1].endswith(b"\n"):
+        lines[n0 - 1] += b"\n"
+    lines[n0:n0] = new
+    return b"".join(lines)
 
 
 def _read(path):
@@ -121,14 +161,17 @@ def _attrs(module, entry, path, changed):
 def _file(module, entry, path, why, diffs):
     if os.path.isdir(path):
         raise OSError("%s is a directory, not a file" % path)
-    new = entry["content"].encode("utf-8")
     old = _read(path)
+    if entry.get("state") == "block":
+        new = set_block(old, entry["marker"], entry["block"])
+    else:
+        new = entry["content"].encode("utf-8")
     if old != new:
         why.append("created" if old is None else "content")
         if entry.get("diff", True) and not entry.get("secret") and module._diff:
             diffs.append({"before_header": path, "after_header": path,
                           "before": "" if old is None else old.decode("utf-8", "replace"),
-                          "after": entry["content"]})
+                          "after": new.decode("utf-8", "replace")})
         if not module.check_mode:
             fd, tmp = tempfile.mkstemp(prefix=".pod_files.", dir=os.path.dirname(path) or "/")
             try:
@@ -196,9 +239,11 @@ def main():
     for i, e in enumerate(files):
         path = os.path.normpath(str(e["path"]))
         state = e.get("state", "file")
+        if state == "block":
+            path = os.path.realpath(path)  # the real file, as blockinfile
         why = []
         try:
-            if state == "file":
+            if state in ("file", "block"):
                 _file(module, e, path, why, diffs)
             elif state == "directory":
                 _directory(module, e, path, why)

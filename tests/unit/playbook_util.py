@@ -2,13 +2,27 @@
 the recap."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
-from typing import Dict
+from typing import Any, Dict
 
 from inventory_util import ROOT
 
 ANSIBLE_PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
+ANSIBLE = os.path.join(ROOT, ".venv", "bin", "ansible")
+
+
+def run_module(name: str, args: Dict[str, Any], check: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """One of the project's modules run once on localhost (connection local) through `ansible`, with the project's
+    ansible.cfg: its result as the json callback reports it."""
+    argv = [ANSIBLE, "localhost", "-c", "local", "-m", name, "-a", json.dumps(args)]
+    argv += ["--check"] * check + ["--diff"] * diff
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="json",
+               ANSIBLE_LOAD_CALLBACK_PLUGINS="1")
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    doc = json.loads(p.stdout[p.stdout.index("{"):])
+    return doc["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 
 def run_offline(inv: str, play: str, *extra: str) -> str:

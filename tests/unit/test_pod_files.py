@@ -12,20 +12,14 @@ import sys
 import pytest
 
 from inventory_util import ROOT
+from playbook_util import run_module
 
 sys.path.insert(0, os.path.join(ROOT, "library"))
 import pod_files  # noqa: E402
 
 
 def run(files, check=False, diff=False):
-    argv = [os.path.join(ROOT, ".venv", "bin", "ansible"), "localhost", "-c", "local", "-m", "pod_files",
-            "-a", json.dumps({"files": files})]
-    argv += ["--check"] * check + ["--diff"] * diff
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="json",
-               ANSIBLE_LOAD_CALLBACK_PLUGINS="1")
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
-    doc = json.loads(p.stdout[p.stdout.index("{"):])
-    return doc["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    return run_module("pod_files", {"files": files}, check=check, diff=diff)
 
 
 def test_creates_then_changes_nothing_then_only_what_differs(tmp_path):
@@ -104,3 +98,65 @@ def test_entry_mistakes_are_named_before_anything_is_touched(entry, words):
     d = {"path": "/etc/dgxpod", "state": "directory", "mode": "0755", "owner": "root"}
     assert pod_files.check_entries([d, {"path": "/etc/dgxpod/nccl.env", "content": ""}, dict(d)]) == []
     assert "listed twice" in pod_files.check_entries([d, dict(d, mode="0700")])[0]
+
+
+MARK = "# {mark} dgxpod toolkit: pod x (managed)"
+BLOCK_CASES = {  # initial file content (None: no file) -> what blockinfile and pod_files must both make of it
+    "missing": None,
+    "empty": "",
+    "no newline at the end": "127.0.0.1 localhost",
+    "others before and after": "127.0.0.1 localhost\n# BEGIN dgxpod toolkit: pod x (managed)\n10.0.0.1 old\n"
+                               "# END dgxpod toolkit: pod x (managed)\n::1 localhost\n",
+    "end before begin": "a\n# END dgxpod toolkit: pod x (managed)\nmiddle\n"
+                        "# BEGIN dgxpod toolkit: pod x (managed)\nz\n",
+    "two begins": "# BEGIN dgxpod toolkit: pod x (managed)\n1\n# BEGIN dgxpod toolkit: pod x (managed)\n2\n"
+                  "# END dgxpod toolkit: pod x (managed)\ntail\n",
+    "only a begin": "# BEGIN dgxpod toolkit: pod x (managed)\nstray\n",
+    "marker with trailing space and CRLF": "# BEGIN dgxpod toolkit: pod x (managed) \nx\r\n",
+}
+
+
+@pytest.mark.parametrize("block", ["10.0.0.1\tdgx1\n10.0.0.2\tdgx2", "one line\n", ""])
+def test_a_block_is_byte_for_byte_what_blockinfile_writes(tmp_path, block):
+    """pod_files' state=block takes over /etc/hosts blocks ansible.builtin.blockinfile wrote (roles/dgx_network
+    before session 19): for each starting file, the real blockinfile's result is compared with set_block's."""
+    tasks = []
+    for i, (name, text) in enumerate(BLOCK_CASES.items()):
+        path = tmp_path / ("f%d" % i)
+        if text is not None:
+            path.write_bytes(text.encode())
+        if text is None and not block:
+            continue  # blockinfile leaves a missing file missing when the block is empty
+        tasks.append({"name": name, "ansible.builtin.blockinfile": {"path": str(path), "marker": MARK, "block": block,
+                                                                     "create": True}})
+    play = [{"hosts": "localhost", "gather_facts": False, "connection": "local", "tasks": tasks}]
+    (tmp_path / "play.json").write_text(json.dumps(play))
+    res = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), str(tmp_path / "play.json")],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg")))
+    assert res.returncode == 0, res.stdout[-2000:]
+    for i, (name, text) in enumerate(BLOCK_CASES.items()):
+        if text is None and not block:
+            continue
+        want = (tmp_path / ("f%d" % i)).read_bytes()
+        got = pod_files.set_block(None if text is None else text.encode(), MARK, block)
+        assert got == want, name
+
+
+def test_a_block_entry_keeps_the_rest_of_the_file_and_is_unchanged_on_the_second_run(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n::1 localhost\n")
+    entry = {"path": str(hosts), "state": "block", "marker": MARK, "block": "10.0.0.1\tdgx1", "mode": "0644",
+             "label": "hosts"}
+    first = run([entry], diff=True)
+    assert first["changed"] and first["entries"][0]["why"] == ["content"]
+    assert hosts.read_text() == ("127.0.0.1 localhost\n::1 localhost\n# BEGIN dgxpod toolkit: pod x (managed)\n"
+                                 "10.0.0.1\tdgx1\n# END dgxpod toolkit: pod x (managed)\n")
+    assert "10.0.0.1\tdgx1" in first["diff"][0]["after"]
+    assert not run([entry])["changed"]
+    with open(hosts, "a") as fh:
+        fh.write("10.9.9.9 added-by-hand\n")  # someone else's line after the block stays
+    entry["block"] = "10.0.0.1\tdgx1\n10.0.0.2\tdgx2"
+    assert run([entry])["changed"]
+    assert hosts.read_text().endswith("10.0.0.2\tdgx2\n# END dgxpod toolkit: pod x (managed)\n10.9.9.9 added-by-hand\n")
+    assert run([dict(entry, marker="# no mark here")]).get("failed")
