@@ -9,8 +9,7 @@ import yaml
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (hosts_entries, nccl_env, nic_plan,
     ping_targets, rdma_problems)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (link_layer_mismatch,
-    unsupported_port_modes)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import rdma_changes
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import MODEL_VARS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import (FSTAB_BEGIN, FSTAB_END,
@@ -133,14 +132,9 @@ def pod_pfc_bit(index, priority):
     return 1 if int(index) == int(priority) else 0
 
 
-def pod_link_layer_mismatch(rdma_nics, dgx_hw):
-    """NICs whose RDMA link layer is not their fabric's kind (a port-mode change awaits a reboot)."""
-    return link_layer_mismatch(rdma_nics, dgx_hw)
-
-
-def pod_unsupported_port_modes(rdma_nics, dgx_hw):
-    """NICs in the wrong mode whose mode cannot be changed (one message each)."""
-    return unsupported_port_modes(rdma_nics, dgx_hw)
+def pod_rdma_changes(rdma_nics, dgx_hw, pfc_priority, manage_port_mode=True):
+    """What the deploy changes on a DGX's RDMA hardware, and why it may not (module_utils/pod/derive.rdma_changes)."""
+    return rdma_changes(rdma_nics, dgx_hw, int(pfc_priority), bool(manage_port_mode))
 
 
 def pod_rdma_problems(rdma_nics, dgx_hw, pfc_priority):
@@ -155,7 +149,6 @@ class FilterModule:
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets,
                 "pod_findings_index": pod_findings_index, "pod_pfc_bit": pod_pfc_bit,
-                "pod_rdma_problems": pod_rdma_problems, "pod_link_layer_mismatch": pod_link_layer_mismatch,
-                "pod_unsupported_port_modes": pod_unsupported_port_modes,
+                "pod_rdma_problems": pod_rdma_problems, "pod_rdma_changes": pod_rdma_changes,
                 "pod_nfs_mount_plan": pod_nfs_mount_plan, "pod_nfs_fstab_block": pod_nfs_fstab_block,
                 "pod_scale_verbs_ports": pod_scale_verbs_ports}

@@ -8,7 +8,7 @@ import pytest
 from inventory_util import ROOT, hostvars
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (hosts_entries, link_layer_mismatch,
-    nccl_env, nic_plan, ping_targets, rdma_problems, unsupported_port_modes)
+    nccl_env, nic_plan, ping_targets, rdma_changes, rdma_problems, unsupported_port_modes)
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +122,50 @@ def test_a_mode_the_nic_cannot_do():
     msg = unsupported_port_modes(ROCE, _hw(link_layer="InfiniBand", link_type=None))
     assert msg and "enp5s0 (mlx5_0) runs InfiniBand but its fabric is ethernet" in msg[0]
     assert "cannot be changed" in msg[0]
+
+
+def test_rdma_changes_on_a_converged_host_is_nothing():
+    todo = rdma_changes(ROCE, _hw(pci="0000:05:00.0", port=1))
+    assert todo == {"refused": [], "port_mode": [], "reboot_needed": [], "qos": [], "roce_mode": [], "any": False}
+
+
+def test_rdma_changes_name_each_change_with_what_its_command_needs():
+    ib_nic = {"name": "ib0", "rdma_device": "mlx5_4", "kind": "infiniband", "roce": "none"}
+    hw = _hw(pci="0000:05:00.0", port=1, qos={"trust": "pcp", "pfc_priorities": [3]}, roce_mode="RoCE v1",
+             link_type={"current": "IB", "next_boot": "IB"}, link_layer="InfiniBand")
+    hw["nics"]["ib0"] = {"link_layer": "InfiniBand", "link_type": {"next_boot": "ETH"}, "port": 2,
+                         "qos": {"trust": "pcp", "pfc_priorities": []}}  # not lossless: its QoS is left alone
+    todo = rdma_changes(ROCE + [ib_nic], hw, 3)
+    assert todo["port_mode"] == [
+        {"name": "enp5s0", "device": "0000:05:00.0", "rdma_device": "mlx5_0", "port": 1, "want": "ETH", "code": 2},
+        {"name": "ib0", "device": "mlx5_4", "rdma_device": "mlx5_4", "port": 2, "want": "IB", "code": 1}]
+    assert todo["reboot_needed"] == ["enp5s0"]  # ib0 runs InfiniBand already; its next boot would be wrong
+    assert todo["qos"] == [{"name": "enp5s0"}]
+    assert todo["roce_mode"] == [{"name": "enp5s0", "rdma_device": "mlx5_0", "port": 1}]
+    assert todo["refused"] == [] and todo["any"] is True
+    # the port mode is left alone unless the role manages it; a pending reboot is still said
+    left = rdma_changes(ROCE, _hw(link_layer="InfiniBand", link_type={"next_boot": "IB"}), 3, manage_port_mode=False)
+    assert left["port_mode"] == [] and left["reboot_needed"] == ["enp5s0"] and left["any"] is True
+
+
+@pytest.mark.parametrize("over", [
+    {"qos": {"trust": "dscp", "pfc_priorities": [3, 4]}}, {"qos": {"trust": "dscp", "pfc_priorities": []}},
+    {"qos": None}, {"qos": {"trust": "pcp", "pfc_priorities": [3]}},
+])
+def test_rdma_changes_reapply_qos_unless_it_is_exactly_dscp_and_the_one_priority(over):
+    assert rdma_changes(ROCE, _hw(**over), 3)["qos"] == [{"name": "enp5s0"}]
+    assert rdma_changes(ROCE, _hw(), 4)["qos"] == [{"name": "enp5s0"}]  # the model's priority, not the host's
+
+
+def test_rdma_changes_refuse_an_unchangeable_mode_and_an_unread_qos_state_before_anything_changes():
+    todo = rdma_changes(ROCE, _hw(link_layer="InfiniBand", link_type=None))
+    assert len(todo["refused"]) == 1 and "cannot be changed" in todo["refused"][0]
+    hw = _hw(qos_error="mlnx_qos output line 15: expected a number, got 'x'")
+    hw["unreadable"] = [{"tool": "mlnx_qos", "version": "mlnx_qos 5.8"}]
+    assert rdma_changes(ROCE, hw)["refused"] == [
+        "mlnx_qos output could not be read (mlnx_qos 5.8): mlnx_qos output line 15: expected a number, got 'x'"]
+    del hw["unreadable"]
+    assert rdma_changes(ROCE, hw)["refused"][0].startswith("mlnx_qos output could not be read (version unknown): ")
+    # a NIC the hardware facts do not show: its QoS and RDMA-CM mode are applied (verify then names it)
+    missing = rdma_changes(ROCE, {"nics": {}})
+    assert missing["qos"] == [{"name": "enp5s0"}] and missing["port_mode"] == [] and missing["refused"] == []

@@ -130,6 +130,57 @@ def unsupported_port_modes(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, An
     return out
 
 
+def _port(hw: Dict[str, Any]) -> Any:
+    """The NIC's RDMA port from its hardware facts, 1 when they do not say."""
+    return 1 if hw.get("port") is None else hw["port"]
+
+
+def rdma_changes(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_priority: int = 3,
+                 manage_port_mode: bool = True) -> Dict[str, Any]:
+    """What the deploy changes on the RDMA hardware of one DGX, from its hardware facts (dgx_hw_facts), in one
+    pass (roles/dgx_network/tasks/rdma.yml; issue 19: one decision task instead of one skipped task per change
+    kind on a converged pod):
+
+    - ``refused``: why nothing may change - a NIC in the wrong mode whose port mode cannot be changed
+      (``unsupported_port_modes``), or a RoCE-lossless NIC whose QoS state could not be read (never re-applied
+      blindly). One message each.
+    - ``port_mode``: NICs whose next-boot port mode (mlxconfig LINK_TYPE) is not the fabric's kind (only with
+      ``manage_port_mode``; a NIC mlxconfig shows no LINK_TYPE for is left alone): name, device (the PCI address
+      when known), port, want (ETH/IB), code (mlxconfig's 2/1).
+    - ``reboot_needed``: NICs whose active link layer is not the fabric's kind (``link_layer_mismatch``).
+    - ``qos``: RoCE-lossless NICs without trust DSCP and PFC on exactly ``pfc_priority``.
+    - ``roce_mode``: RoCE-lossless NICs whose RDMA-CM mode is not RoCE v2: name, device, port.
+    - ``any``: whether there is anything to change or say (a change or a pending reboot).
+    """
+    hw_nics = (dgx_hw or {}).get("nics") or {}
+    unread = [hw_nics[n["name"]]["qos_error"] for n in rdma_nics if n.get("roce") == "lossless"
+              and "qos_error" in (hw_nics.get(n["name"]) or {})]
+    refused = list(unsupported_port_modes(rdma_nics, dgx_hw))
+    if unread:
+        versions = [u.get("version") for u in (dgx_hw or {}).get("unreadable") or [] if u.get("tool") == "mlnx_qos"]
+        refused.append("mlnx_qos output could not be read (%s): %s" % (
+            (versions[0] if versions and versions[0] else "version unknown"), "; ".join(str(u) for u in unread)))
+    port_mode, qos, roce_mode = [], [], []
+    for nic in rdma_nics:
+        hw = hw_nics.get(nic["name"]) or {}
+        want = "ETH" if nic["kind"] == "ethernet" else "IB"
+        next_boot = (hw.get("link_type") or {}).get("next_boot")
+        if manage_port_mode and next_boot is not None and next_boot != want:
+            port_mode.append({"name": nic["name"], "device": hw.get("pci") or nic.get("rdma_device"),
+                              "rdma_device": nic.get("rdma_device"), "port": _port(hw), "want": want,
+                              "code": 2 if want == "ETH" else 1})
+        if nic.get("roce") != "lossless":
+            continue
+        have = hw.get("qos")
+        if not have or have.get("trust") != "dscp" or have.get("pfc_priorities") != [int(pfc_priority)]:
+            qos.append({"name": nic["name"]})
+        if hw.get("roce_mode") != "RoCE v2":
+            roce_mode.append({"name": nic["name"], "rdma_device": nic.get("rdma_device"), "port": _port(hw)})
+    reboot = link_layer_mismatch(rdma_nics, dgx_hw)
+    return {"refused": refused, "port_mode": port_mode, "reboot_needed": reboot, "qos": qos, "roce_mode": roce_mode,
+            "any": bool(port_mode or qos or roce_mode or reboot)}
+
+
 def rdma_problems(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_priority: int = 3) -> List[str]:
     """Compare the RDMA hardware facts (dgx_hw_facts) with the NIC plan: link layer matches the fabric's
     kind, port active; on RoCE-lossless fabrics trust DSCP, PFC on exactly ``pfc_priority``, RoCEv2, and a
