@@ -2,7 +2,6 @@
 """Filters for the MPI container mesh (roles/ngc_container)."""
 from __future__ import annotations
 
-import base64
 import os
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import (authorized_keys,  # noqa: E501
@@ -18,14 +17,16 @@ def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
 
 
 def _collected_key(hostvars, node):
-    """The container host key ``node`` gave in this run (tasks/keys.yml slurps it: base64), or None."""
-    slurped = (hostvars.get(node) or {}).get("ngc_container_hostkey_pub") or {}
-    return base64.b64decode(slurped["content"]).decode().strip() if slurped.get("content") else None
+    """The container host key ``node`` gave in this run (tasks/keys.yml and drift.yml register library/pod_ssh_key's
+    result as ngc_container_node_keys: its public_key), or None."""
+    read = (hostvars.get(node) or {}).get("ngc_container_node_keys") or {}
+    key = read.get("public_key") if isinstance(read, dict) else None
+    return key.strip() if isinstance(key, str) and key.strip() else None
 
 
 def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts=""):
     """{node: "<type> <base64>"} for every node of the mesh (module_utils/containers/ngc_container.merge_pinned_keys):
-    the key collected in this run (hostvars[node].ngc_container_hostkey_pub), else the one remembered on the
+    the key collected in this run (hostvars[node].ngc_container_node_keys), else the one remembered on the
     controller from an earlier run (cache_dir/<node>.pub), else the one pinned in this node's current
     known_hosts (``previous_known_hosts``, its text). A node seen in no run yet is left out (it has no
     container to pin); a node no longer in ``nodes`` is dropped."""
@@ -44,7 +45,7 @@ def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts="")
 
 def ngc_host_key_files(nodes, hostvars, cache_dir):
     """pod_files entries that remember on the controller (cache_dir/<node>.pub) the container host key each node
-    gave in this run (hostvars[node].ngc_container_hostkey_pub, slurped); nodes without one are left out."""
+    gave in this run (hostvars[node].ngc_container_node_keys); nodes without one are left out."""
     out = []
     for node in nodes:
         key = _collected_key(hostvars, node)

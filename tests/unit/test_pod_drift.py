@@ -268,12 +268,10 @@ def test_merge_keeps_a_silent_members_key_and_drops_removed_nodes():
 
 
 def test_the_filter_reads_the_node_file_when_the_controller_forgot(tmp_path):
-    import base64
-
     from filter_plugins import ngc
     previous = nc.known_hosts({"a": {"pubkey": KEY_A, "aliases": ["a"]}, "b": {"pubkey": KEY_B, "aliases": ["b"]}},
                               2222)
-    hv = {"a": {"ngc_container_hostkey_pub": {"content": base64.b64encode(KEY_A.encode()).decode()}}, "b": {}}
+    hv = {"a": {"ngc_container_node_keys": {"public_key": KEY_A}}, "b": {}}
     keys = ngc.ngc_container_host_keys(["a", "b"], hv, str(tmp_path), previous)
     assert keys == {"a": KEY_A, "b": KEY_B}
     (tmp_path / "b.pub").write_text(KEY_B2 + " b container sshd\n")
@@ -283,13 +281,13 @@ def test_the_filter_reads_the_node_file_when_the_controller_forgot(tmp_path):
 
 def test_the_keys_collected_in_this_run_are_remembered_in_one_call(tmp_path):
     """ngc_host_key_files: the pod_files entries of roles/ngc_container's "remember" step - one per node that gave
-    its key in this run (slurped, base64), none for a node that did not; what ngc_container_host_keys reads back."""
-    import base64
-
+    its key in this run (library/pod_ssh_key's public_key), none for a node that did not (no result, a failed read,
+    a key not made yet in check mode); what ngc_container_host_keys reads back."""
     from filter_plugins import ngc
-    hv = {"a": {"ngc_container_hostkey_pub": {"content": base64.b64encode((KEY_A + " a sshd\n").encode()).decode()}},
-          "b": {}}
-    files = ngc.ngc_host_key_files(["a", "b"], hv, str(tmp_path))
+    hv = {"a": {"ngc_container_node_keys": {"public_key": KEY_A + " a sshd"}}, "b": {},
+          "c": {"ngc_container_node_keys": {"failed": True, "msg": "pod_ssh_key: cannot read"}},
+          "d": {"ngc_container_node_keys": {"public_key": None, "why": ["key generated"]}}}
+    files = ngc.ngc_host_key_files(["a", "b", "c", "d"], hv, str(tmp_path))
     assert files == [{"path": str(tmp_path / "a.pub"), "mode": "0644", "label": "a", "content": KEY_A + " a sshd\n"}]
     (tmp_path / "a.pub").write_text(files[0]["content"])
     assert ngc.ngc_container_host_keys(["a"], {"a": {}}, str(tmp_path))["a"].startswith(KEY_A)
