@@ -223,6 +223,11 @@ started_at:
   description: Wall-clock time (seconds since the epoch) at which the read phase's fio was started.
   returned: when the read phase ran
   type: float
+start_slack:
+  description: Seconds left until I(start_at) when the read was ready to start (files checked) - the part of the
+    playbook's margin (pod_perf_fio_start_margin) the launch did not use; negative when it started late.
+  returned: when phase is read and start_at was given (and the files were there)
+  type: float
 late_by:
   description: Seconds the read started after I(start_at), when more than 2 (the Ansible launch took longer
     than the margin the playbook allowed - this node did not read together with the others for that long).
@@ -427,6 +432,7 @@ def main():
         if phase == "read":
             reason = _check_files(files, fio_size_bytes(p["size"]), p["probe_timeout"])
             if not reason and p["start_at"] is not None:
+                out["start_slack"] = round(p["start_at"] - time.time(), 2)
                 time.sleep(max(0.0, min(MAX_WAIT, p["start_at"] - time.time())))
                 late = time.time() - p["start_at"]
                 if late > LATE_TOLERANCE:

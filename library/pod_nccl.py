@@ -141,6 +141,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+start_slack:
+  description: Seconds left until I(start_at) when the run was ready to start (after the container probes) - the
+    part of the controller's margin the launch did not use; negative when it started late. For sizing the margin
+    (pod_nccl_start_margin) on a big pod.
+  returned: when start_at was given
+  type: float
 late_by:
   description: Seconds mpirun started after I(start_at), when more than 2 (the probes or the launch took longer
     than the controller's margin); the run is measured all the same.
@@ -335,7 +341,9 @@ def main():
         module.exit_json(**result)
 
     if p["start_at"] is not None:  # the common start of the step or round (after the probes, which vary)
-        time.sleep(max(0.0, min(MAX_WAIT, p["start_at"] - time.time())))
+        slack = p["start_at"] - time.time()
+        result["start_slack"] = round(slack, 2)
+        time.sleep(max(0.0, min(MAX_WAIT, slack)))
         late = time.time() - p["start_at"]
         if late > LATE_TOLERANCE:
             result["late_by"] = round(late, 1)

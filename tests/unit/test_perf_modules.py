@@ -195,6 +195,7 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
     assert rd["result"]["aggregate"]["read"]["bw_bytes"] > 0 and len(rd["result"]["jobs"]) == 3
     assert t1 - t0 >= 3.5, (t0, t1)
     assert t0 + 2.49 <= rd["started_at"] < t0 + 3.5 and "late_by" not in rd, (t0, rd["started_at"])
+    assert 0 < rd["start_slack"] <= 2.5  # what was left of the margin when the read was ready
     # files missing or short: an error naming the file, fio never lays them out
     no = r["read without layout"]
     assert no["status"] == "error" and os.path.join(dirs[0], "nolayout.%s.0" % host) in no["reason"], no
@@ -203,7 +204,7 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
     assert short["status"] == "error" and "short.%s.1 has 1048576 bytes, not 8388608" % host in short["reason"]
     assert "started_at" not in short and short["cleanup"] == "ok"
     late = r["read late"]
-    assert late["status"] == "ok" and 9.5 <= late["late_by"] < 30, late
+    assert late["status"] == "ok" and 9.5 <= late["late_by"] < 30 and late["start_slack"] <= -9.5, late
     # cleanup: only its own prefix (any job number), nothing to remove is fine, a missing directory too
     mine = r["cleanup mine"]
     assert mine["status"] == "ok" and mine["changed"], mine

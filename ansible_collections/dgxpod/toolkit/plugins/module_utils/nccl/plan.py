@@ -101,7 +101,7 @@ def needs_localisation(all_run: Optional[Dict[str, Any]], expected_busbw: Option
 
 
 RUN_KEYS = ("nodes", "ok", "error", "failed_hosts", "failed_ranks", "rows", "footer", "transport", "ranks", "backend",
-            "seconds", "last_lines", "cleanup", "round", "slurm", "late_by")
+            "seconds", "last_lines", "cleanup", "round", "slurm", "late_by", "start_slack")
 
 
 def run_record(result: Optional[Dict[str, Any]], nodes: Sequence[str]) -> Dict[str, Any]:
