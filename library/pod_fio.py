@@ -417,7 +417,7 @@ def main():
     if phase != "read":
         why = prepare_dirs(p, created)
         if why:
-            if phase != "layout":  # see remove_dirs_after
+            if remove_dirs_after(phase):
                 remove_dirs(p, created)
             finish("error", why, result={}, cleanup="ok", seconds=round(time.time() - started, 1))
     if phase == "layout" and p["reuse"]:  # kept by an earlier read with keep: nothing to write
@@ -432,8 +432,9 @@ def main():
         if phase == "read":
             reason = _check_files(files, fio_size_bytes(p["size"]), p["probe_timeout"])
             if not reason and p["start_at"] is not None:
-                out["start_slack"] = round(p["start_at"] - time.time(), 2)
-                time.sleep(max(0.0, min(MAX_WAIT, p["start_at"] - time.time())))
+                slack = p["start_at"] - time.time()
+                out["start_slack"] = round(slack, 2)
+                time.sleep(max(0.0, min(MAX_WAIT, slack)))
                 late = time.time() - p["start_at"]
                 if late > LATE_TOLERANCE:
                     out["late_by"] = round(late, 1)
