@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.plan import (collect, collect_pairs,
-    multi_node_expectation, needs_localisation, pair_rounds, round_launchers, run_record, topology)
+    multi_node_expectation, needs_localisation, pair_rounds, pair_start_margin, round_launchers, run_record,
+    topology)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
 
@@ -48,9 +49,18 @@ def pod_nccl_collect_pairs(hosts, hostvars, key):
     return collect_pairs(list(hosts), _pick(hostvars, hosts, (key,)), key)
 
 
+def pod_nccl_pair_margin(hosts, hostvars, first_margin, key="pod_nccl_single"):
+    """The localisation rounds' start margin (plan.pair_start_margin) from the ``start_slack`` of each host's
+    step-1 result (``key``)."""
+    picked = _pick(hostvars, hosts, (key,))
+    slacks = [(picked[h].get(key) or {}).get("start_slack") for h in hosts]
+    return pair_start_margin(None if first_margin is None else float(first_margin), slacks)
+
+
 class FilterModule:
     def filters(self):
         return {"pod_nccl_topology": pod_nccl_topology, "pod_nccl_pair_rounds": pod_nccl_pair_rounds,
                 "pod_nccl_round_launchers": pod_nccl_round_launchers,
                 "pod_nccl_needs_localisation": pod_nccl_needs_localisation, "pod_nccl_record": pod_nccl_record,
-                "pod_nccl_collect": pod_nccl_collect, "pod_nccl_collect_pairs": pod_nccl_collect_pairs}
+                "pod_nccl_collect": pod_nccl_collect, "pod_nccl_collect_pairs": pod_nccl_collect_pairs,
+                "pod_nccl_pair_margin": pod_nccl_pair_margin}

@@ -17,7 +17,7 @@ description:
   - With I(phase=all) (the default) one call runs both. Several nodes started one after another then read
     at different times (each layout ends when it ends), so a playbook measuring nodes together runs
     I(phase=layout) on all of them, waits, then I(phase=read) on all of them with one common I(start_at),
-    and I(phase=cleanup) on all of them whatever happened (roles/pod_perf/tasks/fio_step.yml).
+    and I(phase=cleanup) on every node whose read did not succeed (roles/pod_perf/tasks/fio_step.yml).
   - The files (named after the host, so nodes sharing an export never collide) and the job files are
     B(always removed), also after a failure or a timeout - except after a successful I(phase=layout), which
     keeps them for I(phase=read), and after a successful I(phase=read) with I(keep), which keeps them for a
@@ -44,7 +44,8 @@ options:
         C(cleanup) phase, after every node's layout, removes them when empty.
       - C(read) - the files must exist with the full I(size) (else I(status=error) naming the file; fio is
         not left to lay them out unmeasured); wait for I(start_at), read, then always remove the files and
-        (I(create_dirs)) the empty directories.
+        (I(create_dirs)) the empty directories. A successful read (or C(all)) also removes any other file of
+        this I(prefix) on this host, as C(cleanup) does, so no C(cleanup) is needed after it.
       - C(cleanup) - remove this I(prefix)'s files on this host (C(<prefix>.<host>.<n>), any n) and
         (I(create_dirs)) the empty directories; nothing to remove is fine. fio is not needed.
       - The same I(directories), I(numjobs), I(size) and I(prefix) must be given to every phase.
@@ -446,7 +447,7 @@ def main():
         keep = not reason and (phase == "layout" or (phase == "read" and p["keep"]))
     finally:
         if not keep:
-            out["cleanup"] = _cleanup(targets, max(p["probe_timeout"], 10))
+            out["cleanup"] = _cleanup(read_leftovers(p, stem, targets, reason), max(p["probe_timeout"], 10))
         for name in os.listdir(tmpdir):
             os.remove(os.path.join(tmpdir, name))
         os.rmdir(tmpdir)
@@ -461,6 +462,16 @@ def main():
     if out.get("cleanup", "ok") != "ok":
         finish("error", "test ran but its files were not all removed: %s" % out["cleanup"])
     finish("ok")
+
+
+def read_leftovers(p, stem, targets, reason):
+    """What a phase that does not keep its files removes: its own files, and after a successful read (its
+    directories answered) also any other job number of this stem - what phase=cleanup would find, such as the
+    files of an interrupted earlier run with more jobs - so the role needs no clean-up task after such a read."""
+    if reason or p["phase"] not in ("read", "all"):
+        return targets
+    found, _ = _own_files(p["directories"], stem + ".", p["probe_timeout"])
+    return list(dict.fromkeys(targets + found))
 
 
 def prepare_dirs(p, created):

@@ -21,9 +21,15 @@ PRODUCT = ("roles", MODULE_UTILS, "library", "filter_plugins", "vars_plugins", "
 EVERYWHERE = PRODUCT + ("tests", "scripts", "sim")
 
 
+SIM_STATE = os.path.join(ROOT, "sim", ".state")
+
+
 def _py_files(*dirs):
+    """The .py files under ``dirs``, not the simulator's run state (sim/.state: the nodes' image layers while a
+    pod-in-a-box is up) - not code of this repository."""
     for d in dirs:
-        for base, _dirs, files in os.walk(os.path.join(ROOT, d)):
+        for base, subdirs, files in os.walk(os.path.join(ROOT, d)):
+            subdirs[:] = [s for s in subdirs if os.path.join(base, s) != SIM_STATE]
             for f in files:
                 if f.endswith(".py"):
                     yield os.path.join(base, f)

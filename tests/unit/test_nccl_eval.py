@@ -315,3 +315,26 @@ def test_runs_through_slurm_say_so_and_a_refused_allocation_blames_the_drained_d
     assert "Launched through Slurm" in render_html(doc)
     assert "Launched through Slurm" not in render_markdown(build_results(base, {}, EXP, {"nccl": measurements()},
                                                                          run_tags=["nccl"]))
+
+
+@pytest.mark.parametrize("first, slacks, want", [
+    (3.2, [2.3, 2.34, 2.3, 2.3], 1.9),     # step 1 on the 4-DGX pod-in-a-box used 0.9 s: + 1 s headroom
+    (3.2, [1.4, 1.5, 1.45, 1.5], 2.8),     # a slower sitting used 1.8 s
+    (3.2, [3.1, 3.0], 1.5),                # a fast launch: the floor
+    (3.2, [2.3, -0.5], 3.2),               # a node was late: the rounds keep step 1's margin, never more
+    (3.2, [0.1], 3.2),                     # used almost everything: capped at step 1's margin
+    (3.2, [None, "n/a", True], 3.2),       # no number from step 1 (failed before its start): unchanged
+    (3.2, [], 3.2),
+    (None, [2.0], None),                   # no step-1 margin known: nothing to size
+    (6.0, [5.5, 4.0], 3.0),                # an overridden first margin
+])
+def test_pair_start_margin_follows_what_step_1_used(first, slacks, want):
+    assert npl.pair_start_margin(first, slacks) == want
+
+
+def test_pair_margin_filter_reads_every_host_s_step_1_slack():
+    hv = {"a": {"pod_nccl_single": {"start_slack": 2.5}}, "b": {"pod_nccl_single": {"start_slack": 1.0}},
+          "c": {"pod_nccl_single": {"ok": False}}, "d": {}}
+    assert nccl_filters.pod_nccl_pair_margin(["a", "b", "c", "d"], hv, "3.2") == 3.2  # b used 2.2 s, + 1 s: capped
+    assert nccl_filters.pod_nccl_pair_margin(["a", "c"], hv, 3.2) == 1.7
+    assert nccl_filters.pod_nccl_pair_margin(["c", "d"], hv, 3.2) == 3.2

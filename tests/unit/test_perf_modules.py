@@ -173,6 +173,11 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
         ("pod_fio", "cleanup mine", {"directories": dirs, "phase": "cleanup", "prefix": "mine"}),
         ("pod_fio", "cleanup again", {"directories": dirs + [dirs[0] + "/gone"], "phase": "cleanup",
                                       "prefix": "mine"}),
+        # a successful read also removes its prefix's other job numbers (an interrupted run's), as cleanup would
+        ("pod_fio", "layout leftovers", dict(common, phase="layout", prefix="lo")),
+        ("ansible.builtin.copy", "an interrupted run's file", {"content": "x",
+                                                              "dest": os.path.join(dirs[1], "lo.%s.7" % host)}),
+        ("pod_fio", "read leftovers", dict(common, phase="read", prefix="lo")),
         ("pod_fio", "layout sub", dict(common, directories=sub, phase="layout", create_dirs=True)),
         ("pod_fio", "read sub", dict(common, directories=sub, phase="read", create_dirs=True)),
         # a failed layout leaves the directories: other nodes lay out into them at the same moment
@@ -213,6 +218,8 @@ def test_fio_phases_layout_read_at_start_at_cleanup(tmp_path):
     assert again["status"] == "ok" and again["removed"] == [] and not again["changed"], again
     assert sorted(os.listdir(dirs[0])) == sorted(["mine.%s.notes" % host, "other.%s.0" % host])
     assert sorted(os.listdir(dirs[1])) == ["other.%s.1" % host]
+    assert r["read leftovers"]["status"] == "ok" and r["read leftovers"]["cleanup"] == "ok", r["read leftovers"]
+    assert not any(n.startswith("lo.") for d in dirs for n in os.listdir(d))
     # create_dirs: the layout makes and keeps the directories, the read removes files and directories
     assert r["layout sub"]["status"] == "ok" and r["read sub"]["status"] == "ok", r["read sub"]
     assert not any(os.path.exists(d) for d in sub)
@@ -329,6 +336,9 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
     assert ran_on("Lay out the files of every node of any step once, all nodes at once (each step then only "
                   "reads)") == [["n1", "n2", "n3"]]
     assert ran_on("Lay out the files on every node of the step, all nodes at once") == [[], ["n3"]]
+    # the clean-up task only where a read did not succeed: n1 kept its files in step 1, n1 and n2 removed them
+    assert ran_on("Remove what the step left on every node (files of this prefix, empty test directories)") == [
+        [], ["n3"]]
     assert sorted(os.listdir(str(mnt) + "1")) == [] and sorted(os.listdir(str(mnt) + "2")) == []
 
 

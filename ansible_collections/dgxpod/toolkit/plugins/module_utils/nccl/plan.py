@@ -9,6 +9,7 @@
 - ``needs_localisation``: run the pairs when the all-node step failed (error, wrong results, or below the
   expectation), or always with the ``full`` profile / ``localise: always``.
 - ``plateau_busbw``: the large-message bus bandwidth of a run (not nccl-tests' average over all sizes).
+- ``pair_start_margin``: the localisation rounds' start margin from what step 1's launch used of its own.
 """
 from __future__ import annotations
 
@@ -56,6 +57,23 @@ def pair_rounds(nodes: Sequence[str]) -> List[Dict[str, Any]]:
 def round_launchers(rnd: Dict[str, Any]) -> Dict[str, List[str]]:
     """launcher -> [launcher, peer] for one round (the first node of each pair launches it)."""
     return {pair[0]: list(pair) for pair in rnd["pairs"]}
+
+
+def pair_start_margin(first_margin: Optional[float], slacks: Sequence[Any], headroom: float = 1.0,
+                      floor: float = 1.5) -> Optional[float]:
+    """The start margin of the localisation rounds, sized from step 1: every DGX launched its run at once in
+    step 1 and returned ``start_slack``, the seconds of ``first_margin`` left when it was ready. What the
+    slowest node used (``first_margin`` - the least slack) plus ``headroom``, at least ``floor``, never more
+    than ``first_margin`` - a round launches on half the DGX, so step 1's launch bounds its launch. Without a
+    number from step 1 (it did not run, every node failed before its start), or when a node was late
+    (negative slack), the rounds keep ``first_margin``."""
+    if first_margin is None:
+        return None
+    vals = [float(s) for s in slacks if isinstance(s, (int, float)) and not isinstance(s, bool)]
+    if not vals:
+        return float(first_margin)
+    used = float(first_margin) - min(vals)
+    return round(min(float(first_margin), max(floor, used + headroom)), 2)
 
 
 def plateau_busbw(rows: Sequence[Dict[str, Any]], sizes: int = 3, min_bytes: int = 0) -> Optional[float]:
