@@ -270,7 +270,7 @@ def test_predicted_seconds():
     plan = schedule_plan(hosts, dgx, storage, fabrics)
     tests = sum(len(r["tests"]) for r in plan)
     setup = network_setup_seconds(6)  # 4 DGX + 2 storage nodes take part
-    assert setup == 4 + 0.6 + 5 * 2.6
+    assert setup == pytest.approx(3 + 0.6 + 5 * 2.6)  # roles/pod_perf: pod_perf_iperf_start_margin 3 s + 0.1 s a host
     assert predict_seconds(plan, FULL) == pytest.approx(len(plan) * (300 + GAP_S) + setup)
     assert predict_seconds(plan, FULL, fio_steps=4) == pytest.approx(len(plan) * (300 + GAP_S) + setup
                                                                      + 30 + 4 * (660 + 5))
