@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -34,12 +35,37 @@ STATE_SKIP = "iperf,fio,nccl,training"  # validate.yml's state checks only
 PREDICT_DGX = (4, 16, 140, 1000)  # issue 19: predicted full validation durations
 
 
+LAST_CPU = {}  # the CPU seconds of the last timed step: "controller" (the command and its descendants), "machine"
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (not idle, not waiting for I/O) since boot (/proc/stat)."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def cpu_note() -> str:
+    """Where the last step's CPU went: the controller (ansible-playbook, its forks, Mitogen, ssh - everything it
+    started and waited for) and the rest of the machine (the simulated nodes' sshd, Python and commands, the
+    storage stand-ins). On a real pod the second part runs on the nodes' own CPUs, not on the controller's."""
+    ctl, total = LAST_CPU.get("controller"), LAST_CPU.get("machine")
+    if ctl is None or total is None:
+        return ""
+    return "CPU: controller %.1f s, simulated nodes and the rest %.1f s" % (ctl, max(0.0, total - ctl))
+
+
 def timed(cmd, env_extra=None, **kw):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                PATH=VENV_BIN + ":" + os.environ["PATH"], **(env_extra or {}))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy = machine_busy_seconds()
     start = time.monotonic()
     res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, **kw)
     elapsed = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_CPU.update(controller=(after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+                    machine=machine_busy_seconds() - busy)
     if res.returncode != 0:
         raise StepFailed(cmd, env_extra, res, elapsed)
     return elapsed, res.stdout
@@ -138,14 +164,15 @@ def measure_sizes(args, podsim, rows) -> None:
         rows.append(("sim up again (idempotent)", n, t, ""))
         t, out = timed(["ansible-playbook", "site.yml"])
         first = t
-        rows.append(("site.yml first run", n, t, "changed=%d" % changed_total(out)))
+        rows.append(("site.yml first run", n, t, "changed=%d; %s" % (changed_total(out), cpu_note())))
         t, out = timed(["ansible-playbook", "site.yml"])
-        rows.append(("site.yml re-run", n, t, "changed=%d, %.0f %% of the first run" % (changed_total(out),
-                                                                                       100.0 * t / first)))
+        rows.append(("site.yml re-run", n, t, "changed=%d, %.0f %% of the first run; %s" % (
+            changed_total(out), 100.0 * t / first, cpu_note())))
         if args.linear:  # side by side, alternated: Mitogen (default), linear, Mitogen, linear (issue 19)
             for label, env in (("linear", LINEAR), ("mitogen_linear, again", {}), ("linear, again", LINEAR)):
                 t, out = timed(["ansible-playbook", "site.yml"], env_extra=env)
-                rows.append(("site.yml re-run (%s)" % label, n, t, "changed=%d" % changed_total(out)))
+                rows.append(("site.yml re-run (%s)" % label, n, t, "changed=%d; %s" % (changed_total(out),
+                                                                                      cpu_note())))
             try:  # the fallback strategy: a failure under it is a finding for the table, not the end of the run
                 t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", STATE_SKIP], env_extra=LINEAR)
                 rows.append(("validate.yml state checks (linear)", n, t, summary(out)))
@@ -154,7 +181,8 @@ def measure_sizes(args, podsim, rows) -> None:
         t, out = timed(["ansible-playbook", "playbooks/switches.yml"])
         rows.append(("switches.yml alone, unchanged (2 fake EOS switches)", n, t, "changed=%d" % changed_total(out)))
         t, out = timed(["ansible-playbook", "validate.yml", "--skip-tags", STATE_SKIP])
-        rows.append(("validate.yml --skip-tags %s (state checks)" % STATE_SKIP, n, t, summary(out)))
+        rows.append(("validate.yml --skip-tags %s (state checks)" % STATE_SKIP, n, t, "%s; %s" % (
+            summary(out), cpu_note())))
         t, out = timed(["ansible-playbook", "validate.yml", "--tags", "containers"])
         rows.append(("validate.yml --tags containers (ssh + mpirun mesh)", n, t, summary(out)))
         if n <= args.full_validate_max:
