@@ -19,11 +19,11 @@ def gpu_stage_record(dgx_hosts, hostvars, level, result_var="gpu_health_read"):
         elif res.get("unreachable"):
             nodes[host] = {"status": "error", "dgx_model": model,
                            "reason": "unreachable: %s" % (res.get("msg") or "")}
-        elif res.get("failed") or "ansible_facts" not in res:
+        elif res.get("failed") or "dgx_gpu" not in res:
             nodes[host] = {"status": "error", "dgx_model": model,
                            "reason": "dgx_gpu_health failed: %s" % (res.get("msg") or res.get("module_stderr") or "")}
         else:
-            nodes[host] = {"status": "ok", "dgx_model": model, "facts": res["ansible_facts"]["dgx_gpu"]}
+            nodes[host] = {"status": "ok", "dgx_model": model, "facts": res["dgx_gpu"]}
     return {"level": int(level), "nodes": nodes}
 
 

@@ -15,7 +15,9 @@ description:
     (sysfs), the OFED/DOCA version (C(ofed_info -s)) and, on NVSwitch systems, whether
     C(nvidia-fabricmanager) is active.
   - Parses everything with module_utils/gpu/parse.py (dcgmi with module_utils/gpu/dcgm_parse.py) and returns
-    C(ansible_facts.dgx_gpu). A tool that fails, times out or prints something unreadable is listed in
+    C(dgx_gpu) - a result to register, not a fact, so it does not join the fact cache of every later task and
+    run (18 KB a DGX that Ansible copied for each of its tasks; C(ansible_facts.dgx_gpu) until 2026-11-25).
+    A tool that fails, times out or prints something unreadable is listed in
     C(dgx_gpu.errors) with its own message (the evaluation reports it as an error naming the node and the
     tool); it is never passed silently.
   - Changes nothing (check mode is supported and behaves the same). Evaluation happens on the controller
@@ -55,51 +57,47 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-ansible_facts:
-  description: Facts set by this module.
+dgx_gpu:
+  description: The parsed tool outputs.
   returned: always
   type: dict
   contains:
-    dgx_gpu:
-      description: The parsed tool outputs.
+    smi:
+      description: C(nvidia-smi -q -x) parsed (driver, CUDA, per GPU name, bus id, ECC, retired pages,
+        remapped rows, PCIe, throttle reasons, temperatures); null when it failed.
       type: dict
-      contains:
-        smi:
-          description: C(nvidia-smi -q -x) parsed (driver, CUDA, per GPU name, bus id, ECC, retired pages,
-            remapped rows, PCIe, throttle reasons, temperatures); null when it failed.
-          type: dict
-        nvlink:
-          description: "C(nvidia-smi nvlink -s): {gpu: {name, uuid, links: {link: GB/s or null (inactive)}}}."
-          type: dict
-        nvlink_errors:
-          description: The two reads of C(nvidia-smi nvlink -e) (start and end of the module's run).
-          type: list
-          elements: dict
-        topo:
-          description: C(nvidia-smi topo -m) parsed (matrix, CPU/NUMA affinity, GPU<->NIC).
-          type: dict
-        dcgm:
-          description: "{present, level, result (parsed dcgmi diag -j) or null, error}."
-          type: dict
-        modules:
-          description: "{peermem: loaded peer-memory module or null, nvidia: bool, error}."
-          type: dict
-        hcas:
-          description: Per RDMA device its PCI address, firmware, board id, PCIe width and max width.
-          type: dict
-        ofed:
-          description: OFED/DOCA version from C(ofed_info -s), or null.
-          type: str
-        fabric_manager:
-          description: "{required, state} of nvidia-fabricmanager (state null when not required)."
-          type: dict
-        errors:
-          description: Every tool that failed, as {tool, error}.
-          type: list
-          elements: dict
-        elapsed:
-          description: Seconds the module ran.
-          type: float
+    nvlink:
+      description: "C(nvidia-smi nvlink -s): {gpu: {name, uuid, links: {link: GB/s or null (inactive)}}}."
+      type: dict
+    nvlink_errors:
+      description: The two reads of C(nvidia-smi nvlink -e) (start and end of the module's run).
+      type: list
+      elements: dict
+    topo:
+      description: C(nvidia-smi topo -m) parsed (matrix, CPU/NUMA affinity, GPU<->NIC).
+      type: dict
+    dcgm:
+      description: "{present, level, result (parsed dcgmi diag -j) or null, error}."
+      type: dict
+    modules:
+      description: "{peermem: loaded peer-memory module or null, nvidia: bool, error}."
+      type: dict
+    hcas:
+      description: Per RDMA device its PCI address, firmware, board id, PCIe width and max width.
+      type: dict
+    ofed:
+      description: OFED/DOCA version from C(ofed_info -s), or null.
+      type: str
+    fabric_manager:
+      description: "{required, state} of nvidia-fabricmanager (state null when not required)."
+      type: dict
+    errors:
+      description: Every tool that failed, as {tool, error}.
+      type: list
+      elements: dict
+    elapsed:
+      description: Seconds the module ran.
+      type: float
 """
 
 import os
@@ -232,7 +230,7 @@ def main():
     p = module.params
     facts = gather(_run, shutil.which, p["fs_root"], p["dcgm_level"], p["tool_timeout"], p["dcgm_timeout"],
                    p["nvswitch"])
-    module.exit_json(changed=False, ansible_facts={"dgx_gpu": facts})
+    module.exit_json(changed=False, dgx_gpu=facts)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import os
 import platform
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -158,6 +159,9 @@ def predicted(rows) -> None:
 
 def measure_sizes(args, podsim, rows) -> None:
     for n in args.nodes:
+        # a pod from nothing starts with no cached facts: the jsonfile cache (ansible.cfg) would otherwise hand the
+        # first run an earlier pod's facts of the same host names, kept as long as runs keep rewriting them
+        shutil.rmtree(os.path.join(ROOT, ".cache", "facts"), ignore_errors=True)
         t, _ = timed([podsim, "up", "--nodes", str(n), "--storage", str(args.storage)])
         rows.append(("sim up (from nothing)", n, t, ""))
         t, _ = timed([podsim, "up", "--nodes", str(n), "--storage", str(args.storage)])

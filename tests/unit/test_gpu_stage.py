@@ -246,7 +246,7 @@ def test_nvswitch_models_need_the_fabric_manager(tmp_path):
 
 def test_unreachable_and_failed_nodes_are_errors_not_missing_rows(tmp_path):
     healthy = node_facts(tmp_path)
-    hostvars = {"a": {"dgx_model": "dgx1", "gpu_health_read": {"ansible_facts": {"dgx_gpu": healthy}}},
+    hostvars = {"a": {"dgx_model": "dgx1", "gpu_health_read": {"dgx_gpu": healthy}},
                 "b": {"dgx_model": "dgx1", "gpu_health_read": {"unreachable": True, "msg": "ssh: timed out"}},
                 "c": {"dgx_model": "dgx1", "gpu_health_read": {"failed": True, "msg": "MODULE FAILURE"}},
                 "d": {"dgx_model": "dgx1"}}
@@ -278,3 +278,16 @@ def test_stage_is_registered_and_reported(tmp_path):
     assert "<h2>GPU and node health (DCGM level 1)</h2>" in render_html(doc)
     none = build_results(base, {}, {}, {}, run_tags=["gpu"])
     assert [c["status"] for c in none["checks"] if c["check"] == "gpu"] == ["error"]
+
+
+def test_the_module_returns_its_reading_as_a_result_not_a_cached_fact(tmp_path):
+    """Run through Ansible on this machine (no GPU, no nvidia-smi): the reading comes back as ``dgx_gpu`` with the
+    missing tools named, and nothing goes into ansible_facts - the fact cache would carry it into every later
+    task of every run (18 KB a DGX, copied per task)."""
+    from playbook_util import run_module
+    res = run_module("dgx_gpu_health", {"dcgm_level": 0, "fs_root": str(tmp_path), "tool_timeout": 10})
+    assert not res.get("failed"), res
+    assert "dgx_gpu" not in (res.get("ansible_facts") or {}), res
+    assert res["dgx_gpu"]["errors"] and res["dgx_gpu"]["smi"] is None, res["dgx_gpu"]
+    rec = gpu_filters.gpu_stage_record(["a"], {"a": {"dgx_model": "dgx1", "gpu_health_read": res}}, 0)
+    assert rec["nodes"]["a"]["status"] == "ok" and rec["nodes"]["a"]["facts"] is res["dgx_gpu"]
