@@ -115,8 +115,29 @@ def test_parse_output_reads_errors_and_refuses_bad_records():
         tp.parse_output("DGXPOD_TRAIN " + json.dumps(dict(records()[0], images="many")))
     with pytest.raises(ValueError, match="not followed by JSON"):
         tp.parse_output('DGXPOD_TRAIN {"rank": 0, "hos')
-    with pytest.raises(ValueError, match="rank 0 reported twice"):
+    with pytest.raises(ValueError, match="rank 0 reported pass cold twice"):
         tp.parse_output(output([records()[0], records()[0]], noise=False))
+
+
+def passes_output(cold, warm, extra=""):
+    """One job's output: every rank's cold record, then the warm ones (as --passes cold,warm prints them)."""
+    return output(cold) + output([dict(r, **{"pass": "warm"}) for r in warm], noise=False) + extra
+
+
+def test_split_passes_sorts_records_and_errors_by_pass():
+    text = passes_output(records(), records()[:5],
+                         'DGXPOD_TRAIN_ERROR {"rank": 5, "host": "sim-dgx3", "pass": "warm", "error": "OSError: EIO"}\n'
+                         'DGXPOD_TRAIN_ERROR {"rank": 6, "host": "sim-dgx4", "error": "killed"}\n')
+    parts = tp.split_passes(tp.parse_output(text), ["cold", "warm"])
+    assert [r["rank"] for r in parts["cold"]["records"]] == list(range(8)) and parts["cold"]["errors"] == []
+    assert [r["rank"] for r in parts["warm"]["records"]] == list(range(5))
+    # an error line without a pass belongs to the first pass its rank had not reported: the one it was in
+    assert [(e["rank"], e["pass"]) for e in parts["warm"]["errors"]] == [(5, "warm"), (6, None)]
+    early = tp.split_passes(tp.parse_output('DGXPOD_TRAIN_ERROR {"rank": 2, "error": "ImportError: torch"}'),
+                            ["cold", "warm"])
+    assert len(early["cold"]["errors"]) == 1 and early["warm"]["errors"] == []
+    with pytest.raises(ValueError, match="reported pass 'hot', expected cold or warm"):
+        tp.split_passes(tp.parse_output(output([dict(records()[0], **{"pass": "hot"})])), ["cold", "warm"])
 
 
 def test_gpu_util_parser_reads_nvidia_smi_csv_and_refuses_na():
@@ -329,3 +350,43 @@ def test_pod_train_script_argv_rank_nodes_and_errors():
     err, failed = pod_train.explain(p, hung, {"records": records()[:4], "errors": []})
     assert "no result within 300s: rank(s) 4,5,6,7 on sim-dgx3, sim-dgx4 never finished" in err
     assert "could not clean up on sim-dgx4" in err and set(failed) == {"sim-dgx3", "sim-dgx4"}
+
+
+def test_pod_train_runs_cold_and_warm_in_one_job_and_judges_each_pass():
+    import pod_train
+    hosts = [{"node": n, "connect": n, "hostname": n} for n in NODES]
+    p = {"python": "python3", "script": "/s/dgxpod_train.py", "data_dirs": DIRS, "pass_name": "run",
+         "passes": ["cold", "warm"], "master_addr": "", "master_port": 29533, "hosts": hosts, "ranks_per_node": 2,
+         "timeout": 600, "job": {}}
+    argv = pod_train.script_argv(p)
+    assert argv[argv.index("--passes") + 1] == "cold,warm" and "--pass-name" not in argv
+    alone = pod_train.script_argv(p, only="warm")  # what a user starts by hand for one pass
+    assert alone[alone.index("--pass-name") + 1] == "warm" and "--passes" not in alone
+    names = ["cold", "warm"]
+    ok = pod_train.judge(p, {"rc": 0, "stdout": passes_output(records(), records())}, names, hosts)
+    assert list(ok) == names and all(r["ok"] for r in ok.values())
+    assert ok["warm"]["summary"]["nodes"]["sim-dgx1"]["ranks"] == [0, 1]
+    # a rank dies in the warm pass: the cold pass was measured to its end, the warm one names node and rank
+    crashed = {"rc": 1, "stdout": passes_output(records(), records()[:5], 'DGXPOD_TRAIN_ERROR {"rank": 5, "host": '
+                                                '"sim-dgx3", "pass": "warm", "error": "OSError: [Errno 5] EIO"}\n'),
+               "result": {"failed_hosts": {}, "failed_ranks": {}}}
+    res = pod_train.judge(p, crashed, names, hosts)
+    assert res["cold"]["ok"] and not res["warm"]["ok"]
+    assert res["warm"]["error"] == "rank 5 on sim-dgx3: OSError: [Errno 5] EIO"
+    assert list(res["warm"]["failed_nodes"]) == ["sim-dgx3"]
+    # a rank dies in the cold pass: the job ended there, no warm pass in the result
+    res = pod_train.judge(p, dict(crashed, stdout=output(records()[:5]) + 'DGXPOD_TRAIN_ERROR {"rank": 5, "host": '
+                                  '"sim-dgx3", "pass": "cold", "error": "OSError: EIO"}\n'), names, hosts)
+    assert list(res) == ["cold"] and not res["cold"]["ok"] and "rank 5 on sim-dgx3" in res["cold"]["error"]
+    # the warm pass hangs: killed at the timeout; the cold pass stands, the warm one names the silent ranks' nodes
+    hung = {"rc": None, "timed_out": True, "stdout": passes_output(records(), records()[:4]), "result": {},
+            "cleanup": {}}
+    res = pod_train.judge(p, hung, names, hosts)
+    assert res["cold"]["ok"] and not res["warm"]["ok"]
+    assert "rank(s) 4,5,6,7 on sim-dgx3, sim-dgx4 never finished" in res["warm"]["error"]
+    # every rank reported both passes but mpirun failed after them: the last pass is not taken as done
+    res = pod_train.judge(p, {"rc": 1, "stdout": passes_output(records(), records()), "result": {}}, names, hosts)
+    assert res["cold"]["ok"] and not res["warm"]["ok"] and "rc=1" in res["warm"]["error"]
+    # output that does not parse: one error, no pass measured
+    res = pod_train.judge(p, {"rc": 0, "stdout": "DGXPOD_TRAIN {oops"}, names, hosts)
+    assert list(res) == ["cold"] and "not followed by JSON" in res["cold"]["error"]

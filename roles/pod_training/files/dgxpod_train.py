@@ -15,10 +15,15 @@ statistics, a collective that made every rank's "own work" wait for the slowest 
 pod-in-a-box: one DGX capped to 0.02 CPU cut three nodes' own work to its level). In training mode BatchNorm
 normalises with the batch's own statistics, so the running statistics (used only for evaluation, which this
 job does not do) being each rank's own changes neither the loss nor the gradients. The first
-``--warmup`` steps are not measured; the measured window runs between two barriers. At the end every rank
-prints one line ``DGXPOD_TRAIN {json}`` (module_utils/training/parse.py reads it); a rank that fails prints
-``DGXPOD_TRAIN_ERROR {json}`` and exits 1. Local rank 0 samples ``nvidia-smi`` during the window when
-``--gpu-util-interval`` > 0 and prints the raw CSV lines in its result.
+``--warmup`` steps are not measured; the measured window runs between two barriers. At the end of a pass every
+rank prints one line ``DGXPOD_TRAIN {json}`` (module_utils/training/parse.py reads it); a rank that fails prints
+``DGXPOD_TRAIN_ERROR {json}`` naming its pass and exits 1, so no later pass runs. Local rank 0 samples
+``nvidia-smi`` during the window when ``--gpu-util-interval`` > 0 and prints the raw CSV lines in its result.
+
+``--passes cold,warm`` runs the passes one after another in the same processes (one mpirun, one rendezvous):
+each pass builds its model, optimizer and data loader anew from the same seed and reads the same files, so
+only where the files come from differs (the storage, then the page cache). Starting PyTorch in every rank took
+about 5 s of each 7-8 s pass on the pod-in-a-box; a job per pass paid it twice.
 """
 import argparse
 import datetime
@@ -90,7 +95,8 @@ class GpuSampler(threading.Thread):
 def main():
     ap = argparse.ArgumentParser(description="DGX pod training stage job")
     ap.add_argument("--data-dirs", required=True, help="comma-separated dataset root through each data mount")
-    ap.add_argument("--pass-name", default="run")
+    ap.add_argument("--pass-name", default="run", help="name of the one pass (without --passes)")
+    ap.add_argument("--passes", default="", help="comma-separated pass names, run one after another (cold,warm)")
     ap.add_argument("--model", default="small", help="small, or a torchvision.models name (resnet50)")
     ap.add_argument("--backend", default="gloo")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -112,24 +118,42 @@ def main():
     world = env_int(RANK_ENV[1])
     local = env_int(RANK_ENV[2], 0)
     host = socket.gethostname()
+    passes = [n.strip() for n in args.passes.split(",") if n.strip()] or [args.pass_name]
+    current = [passes[0]]  # the pass running now, named by an error
     try:
-        run(args, rank, world, local, host)
-    except Exception as exc:  # every failure names its rank and host
-        emit("DGXPOD_TRAIN_ERROR", {"rank": rank, "host": host, "pass": args.pass_name,
+        run(args, rank, world, local, host, passes, current)
+    except Exception as exc:  # every failure names its rank, host and pass
+        emit("DGXPOD_TRAIN_ERROR", {"rank": rank, "host": host, "pass": current[0],
                                     "error": "%s: %s" % (type(exc).__name__, exc),
                                     "trace": traceback.format_exc().splitlines()[-6:]})
         sys.stdout.flush()
         os._exit(1)
 
 
-def run(args, rank, world, local, host):
+def run(args, rank, world, local, host, passes, current):
+    import torch
+    import torch.distributed as dist
+
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    device = torch.device("cuda", local) if args.device == "cuda" else torch.device("cpu")
+    if args.device == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(args.backend, init_method="tcp://%s:%d" % (args.master_addr, args.master_port),
+                            rank=rank, world_size=world, timeout=datetime.timedelta(seconds=args.init_timeout))
+    for name in passes:
+        current[0] = name
+        emit("DGXPOD_TRAIN", one_pass(args, rank, world, local, host, name, device))
+    dist.destroy_process_group()
+
+
+def one_pass(args, rank, world, local, host, pass_name, device):
+    """One pass: a fresh model from the seed, warm-up, then the measured window; returns the rank's record."""
     import torch
     import torch.distributed as dist
     import torch.nn as nn
     from PIL import Image
 
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
     dirs = [d for d in args.data_dirs.split(",") if d]
     data_dir = dirs[rank % len(dirs)]
     files = read_file_list(os.path.join(data_dir, "FILES.txt"))
@@ -159,11 +183,6 @@ def run(args, rank, world, local, host):
     loader = torch.utils.data.DataLoader(Files(), batch_size=args.batch, shuffle=False, drop_last=True,
                                          num_workers=args.workers, pin_memory=args.device == "cuda",
                                          persistent_workers=False)
-    device = torch.device("cuda", local) if args.device == "cuda" else torch.device("cpu")
-    if args.device == "cuda":
-        torch.cuda.set_device(device)
-    dist.init_process_group(args.backend, init_method="tcp://%s:%d" % (args.master_addr, args.master_port),
-                            rank=rank, world_size=world, timeout=datetime.timedelta(seconds=args.init_timeout))
     torch.manual_seed(args.seed)
     if args.model == "small":
         model = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
@@ -227,7 +246,7 @@ def run(args, rank, world, local, host):
     if sampler is not None:
         sampler.stop.set()
         sampler.join(timeout=15)
-    result = {"pass": args.pass_name, "rank": rank, "world": world, "local_rank": local, "host": host,
+    result = {"pass": pass_name, "rank": rank, "world": world, "local_rank": local, "host": host,
               "data_dir": data_dir, "backend": args.backend, "model": args.model, "device": str(device),
               "amp": bool(args.amp and args.device == "cuda"), "batch": args.batch, "steps": args.steps,
               "warmup": args.warmup, "images": images, "seconds": round(window, 4),
@@ -239,8 +258,7 @@ def run(args, rank, world, local, host):
     if sampler is not None:
         result["gpu_util_csv"] = sampler.lines
         result["gpu_util_errors"] = sampler.errors[:3]
-    emit("DGXPOD_TRAIN", result)
-    dist.destroy_process_group()
+    return result
 
 
 if __name__ == "__main__":

@@ -2,12 +2,13 @@
 """Read what the training job printed (roles/pod_training/files/dgxpod_train.py). Pure functions.
 
 Every rank prints one line ``DGXPOD_TRAIN {json}`` at the end of a pass, or ``DGXPOD_TRAIN_ERROR {json}``
-when it failed (with its rank, host and the error). mpirun gathers the ranks' stdout on the launcher, so
-one text holds every rank's line, mixed with whatever else the ranks or mpirun printed.
+when it failed (with its rank, host, pass and the error). mpirun gathers the ranks' stdout on the launcher, so
+one text holds every rank's line, mixed with whatever else the ranks or mpirun printed; a job of several passes
+(``--passes cold,warm``) prints one record per rank per pass.
 
-``parse_output`` returns the ranks' records and errors or raises ``ValueError`` naming the line and what
-was expected; ``summarize`` turns one pass's records into per-node and pod figures (images/s, MB/s read,
-step time and the fraction of it spent waiting for data, the mounts read, the loss per step);
+``parse_output`` returns the ranks' records and errors or raises ``ValueError`` naming the line and what was
+expected; ``split_passes`` sorts them by pass; ``summarize`` turns one pass's records into per-node and pod figures
+(images/s, MB/s read, step time and the fraction of it spent waiting for data, the mounts read, the loss per step);
 ``parse_gpu_util`` reads ``nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits``.
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ def parse_output(text: str) -> Dict[str, List[Dict[str, Any]]]:
         if ERROR_MARK in line:
             doc = _json_after(line, ERROR_MARK, n)
             errors.append({"rank": doc.get("rank"), "host": doc.get("host"), "error": str(doc.get("error")),
-                           "trace": doc.get("trace") or []})
+                           "trace": doc.get("trace") or [], "pass": doc.get("pass")})
         elif line.lstrip().startswith(MARK):
             doc = _json_after(line, MARK, n)
             for key, types in FIELDS.items():
@@ -54,11 +55,36 @@ def parse_output(text: str) -> Dict[str, List[Dict[str, Any]]]:
                 if not isinstance(doc[key], types) or isinstance(doc[key], bool):
                     raise ValueError("dgxpod_train output line %d: field %s is %r, expected %s"
                                      % (n, key, doc[key], "/".join(t.__name__ for t in types)))
-            if any(r["rank"] == doc["rank"] for r in records):
-                raise ValueError("dgxpod_train output line %d: rank %d reported twice" % (n, doc["rank"]))
+            if any(r["rank"] == doc["rank"] and r["pass"] == doc["pass"] for r in records):
+                raise ValueError("dgxpod_train output line %d: rank %d reported pass %s twice"
+                                 % (n, doc["rank"], doc["pass"]))
             records.append(doc)
     records.sort(key=lambda r: r["rank"])
     return {"records": records, "errors": errors}
+
+
+def split_passes(parsed: Dict[str, List[Dict[str, Any]]], names: Sequence[str]) -> Dict[str, Dict[str, list]]:
+    """parse_output's result -> {pass: {'records': [...], 'errors': [...]}} for the passes ``names`` in the order
+    they ran. An error without a pass (an older script, or a line that lost its field) belongs to the first pass
+    without a record from that rank: the pass it was running. A record or error of a pass not in ``names``
+    raises ValueError."""
+    names = list(names)
+    out: Dict[str, Dict[str, list]] = {n: {"records": [], "errors": []} for n in names}
+    for r in parsed.get("records") or []:
+        if r["pass"] not in out:
+            raise ValueError("dgxpod_train: rank %d reported pass %r, expected %s"
+                             % (r["rank"], r["pass"], " or ".join(names)))
+        out[r["pass"]]["records"].append(r)
+    for e in parsed.get("errors") or []:
+        name = e.get("pass")
+        if name is None:
+            done = {n for n in names if any(r["rank"] == e.get("rank") for r in out[n]["records"])}
+            name = next((n for n in names if n not in done), names[-1])
+        if name not in out:
+            raise ValueError("dgxpod_train: rank %s failed in pass %r, expected %s"
+                             % (e.get("rank"), name, " or ".join(names)))
+        out[name]["errors"].append(e)
+    return out
 
 
 def parse_gpu_util(lines: Sequence[str], source: str = "nvidia-smi") -> Dict[int, List[float]]:
