@@ -53,6 +53,7 @@ def test_the_tags_select_the_same_tasks_as_before():
            for hosts, name, tags, body, task_tags in plays]
     assert [(g[0], g[2]) for g in got] == [
         ("localhost", ["always"]),
+        ("dgx", ["fio", "storage"]),  # waits for the layout validate.yml starts under the state checks
         ("localhost", ["iperf", "network"]), ("pod_perf_iperf_first", ["iperf", "network"]),
         ("localhost", ["iperf", "network"]),
         ("localhost", ["iperf", "network"]),  # the second look
@@ -66,3 +67,24 @@ def test_the_tags_select_the_same_tasks_as_before():
         assert tasks and all(t.startswith("pod_perf : ") for t in tasks), name
     validation = [t for g in got for t in g[4] if "Validating arguments" in t]
     assert len(validation) == 1 and "arg spec 'plan'" in validation[0]
+
+
+def test_validate_starts_the_fio_layout_after_preflight_under_the_state_checks_only_for_fio():
+    """validate.yml imports playbooks/validate_fio_start.yml right after preflight (before any state check) and
+    only --tags storage/fio select it; its plays plan on localhost, then start the layout (part start) on dgx."""
+    with open(os.path.join(ROOT, "validate.yml")) as fh:
+        imports = re.findall(r"import_playbook: playbooks/(\w+)\.yml\n(?:  tags: \[(.*?)\])?", fh.read())
+    order = [name for name, _ in imports]
+    assert order.index("validate_fio_start") < order.index("validate_identity") < order.index("validate_perf")
+    assert order.index("preflight") < order.index("validate_fio_start")
+    assert dict(imports)["validate_fio_start"] == "storage, fio"
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    res = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"),
+                          os.path.join(ROOT, "playbooks", "validate_fio_start.yml"), "--list-tasks", "--list-tags"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    plays = re.findall(r"play #\d+ \((\S+)\): .+?\tTAGS: \[(.*?)\]", res.stdout)
+    assert plays == [("localhost", "fio,storage"), ("dgx", "fio,storage")], res.stdout
+    with open(os.path.join(ROOT, "playbooks", "validate_fio_start.yml")) as fh:
+        text = fh.read()
+    assert "pod_perf_fio_part: start" in text and "strategy: linear" in text  # async under Mitogen deadlocks
