@@ -12,7 +12,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_confirm 
     confirm_plan, merge, to_confirm)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import deep_merge  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.schedule import (ALL_PAIRS_MAX, SEED,  # noqa: E402
-    STORAGE_ROUNDS, choose, iperf_storage_hosts, predict_seconds, schedule_plan)
+    GAP_S, STORAGE_ROUNDS, choose, iperf_storage_hosts, predict_seconds, schedule_plan)
 
 
 def _model(host_names, hostvars):
@@ -69,7 +69,7 @@ def pod_progress(seconds_left, kind, index, total, detail=""):
     return progress_line(kind, int(index), int(total), float(seconds_left), detail)
 
 
-def pod_iperf_round_seconds(duration, omit=0, gap=1):
+def pod_iperf_round_seconds(duration, omit=0, gap=GAP_S):
     return round_seconds(float(duration), float(omit or 0), float(gap))
 
 

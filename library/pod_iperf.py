@@ -192,15 +192,19 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.cmd import (ip
     is_our_iperf_server, listening_ports)
 
 
-def _listening(port):
-    ports = []
+def _listening_ports():
+    ports = set()
     for path in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(path) as fh:
-                ports += listening_ports(fh.read())
+                ports.update(listening_ports(fh.read()))
         except OSError:
             continue
-    return port in ports
+    return ports
+
+
+def _listening(port):
+    return port in _listening_ports()
 
 
 def _cmdline(pid):
@@ -218,38 +222,53 @@ def _netns(pid="self"):
         return None
 
 
-def _servers_on(port):
-    """iperf3 servers on this port in this network namespace. Only this namespace: where hosts share a
-    PID namespace but not the network (containers, the simulator's nodes), another host's server on the
-    same port is not ours to kill."""
+def _servers_on_ports(ports):
+    """{port: [pid, ...]}: the iperf3 servers on these ports in this network namespace, in one pass over /proc.
+    Only this namespace: where hosts share a PID namespace but not the network (containers, the simulator's
+    nodes), another host's server on the same port is not ours to kill."""
     mine = _netns()
-    pids = []
+    out = {int(p): [] for p in ports}
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and is_our_iperf_server(_cmdline(int(entry)), port) and _netns(entry) == mine:
-            pids.append(int(entry))
-    return pids
+        if not entry.isdigit():
+            continue
+        cmd = _cmdline(int(entry))
+        if not any(a.endswith("iperf3") for a in cmd):
+            continue
+        for port in out:
+            if is_our_iperf_server(cmd, port) and _netns(entry) == mine:
+                out[port].append(int(entry))
+    return out
+
+
+def _servers_on(port):
+    return _servers_on_ports([port])[int(port)]
+
+
+def _alive(pids):
+    return [pid for pid in pids if os.path.exists("/proc/%d" % pid) and not _zombie(pid)]
 
 
 def _kill(pids):
-    done = []
-    for pid in pids:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+    """SIGTERM every process (its process group: the timeout wrapper leads its own) at once, SIGKILL what is
+    still there after 1 s; returns the pids. Signalled together, so stopping a host's servers costs one wait,
+    not one a server (each round has servers of its own: perf/plan.round_ports)."""
+    pids = list(dict.fromkeys(pids))
+    left = pids
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in left:
             try:
                 try:
-                    os.killpg(pid, sig)  # the timeout wrapper leads its own process group
+                    os.killpg(pid, sig)
                 except OSError:
                     os.kill(pid, sig)
             except OSError:
-                break
-            for _ in range(20):
-                if not os.path.exists("/proc/%d" % pid) or _zombie(pid):
-                    break
-                time.sleep(0.05)
-            else:
-                continue
-            break
-        done.append(pid)
-    return done
+                pass
+        for _ in range(20):
+            left = _alive(left)
+            if not left:
+                return pids
+            time.sleep(0.05)
+    return pids
 
 
 def _zombie(pid):
@@ -262,33 +281,62 @@ def _zombie(pid):
 
 def stop_servers(port, pid=None):
     """Stop the server ``pid`` (if it is ours) and any other iperf3 server on ``port`` in this namespace."""
-    pids = []
-    if pid and is_our_iperf_server(_cmdline(pid), port):
-        pids.append(pid)  # the timeout wrapper's command line names iperf3 -s -p <port> too
-    pids += [x for x in _servers_on(port) if x not in pids]
-    return _kill(pids)
+    return stop_all([(port, pid)])
+
+
+def stop_all(items):
+    """Stop every (port, pid) of ``items`` at once: the pid if it is an iperf3 server on that port, and any
+    other iperf3 server on those ports in this namespace. Returns the pids stopped."""
+    pids = [pid for port, pid in items if pid and is_our_iperf_server(_cmdline(pid), port)]
+    for found in _servers_on_ports([port for port, _ in items]).values():
+        pids += found
+    return _kill(pids) if pids else []
 
 
 def start_server(argv, bind, port):
     """Start one server (argv from iperf_server_argv), wait until it listens: {status, pid | reason}."""
-    if _listening(port):
-        stale = _servers_on(port)
+    return start_servers([(argv, bind, port)])[0]
+
+
+def start_servers(specs):
+    """Start every server of ``specs`` [(argv, bind, port)] at once and wait (5 s at most) until each listens:
+    [{status, pid | reason}] in order. A server left on a port by an interrupted run is stopped first; a port
+    another program holds is an error naming it."""
+    ports = [int(port) for _, _, port in specs]
+    busy = _listening_ports() & set(ports)
+    if busy:
+        stale = [pid for found in _servers_on_ports(sorted(busy)).values() for pid in found]
         if stale:
-            _kill(stale)  # a server left from an interrupted run
-        if _listening(port):
-            return {"status": "error", "reason": "port %d is already in use on this host" % port}
-    with open(os.devnull, "rb") as nul_in, open(os.devnull, "wb") as nul_out:
-        proc = subprocess.Popen(argv, stdin=nul_in, stdout=nul_out, stderr=nul_out, start_new_session=True,
-                                close_fds=True)
+            _kill(stale)  # servers left from an interrupted run
+        busy = _listening_ports() & set(ports)
+    results = [None] * len(specs)
+    procs = {}
+    for i, (argv, _bind, port) in enumerate(specs):
+        if int(port) in busy:
+            results[i] = {"status": "error", "reason": "port %d is already in use on this host" % int(port)}
+            continue
+        with open(os.devnull, "rb") as nul_in, open(os.devnull, "wb") as nul_out:
+            procs[i] = subprocess.Popen(argv, stdin=nul_in, stdout=nul_out, stderr=nul_out, start_new_session=True,
+                                        close_fds=True)
+    pending = dict(procs)
     for _ in range(100):
-        if _listening(port):
-            return {"status": "ok", "pid": proc.pid}
-        if proc.poll() is not None:
+        now = _listening_ports() if pending else set()
+        for i, proc in list(pending.items()):
+            if ports[i] in now:
+                results[i] = {"status": "ok", "pid": proc.pid}
+                del pending[i]
+            elif proc.poll() is not None:
+                del pending[i]
+        if not pending:
             break
         time.sleep(0.05)
-    _kill([proc.pid])
-    return {"status": "error", "reason": "iperf3 server did not start listening on %s:%d (exit %s)"
-            % (bind, port, proc.poll())}
+    failed = [i for i in procs if results[i] is None]
+    if failed:
+        _kill([procs[i].pid for i in failed])
+    for i in failed:
+        results[i] = {"status": "error", "reason": "iperf3 server did not start listening on %s:%d (exit %s)"
+                      % (specs[i][1], ports[i], procs[i].poll())}
+    return results
 
 
 def server(module, p, iperf3):
@@ -319,9 +367,7 @@ def servers(module, p, iperf3):
     if p["state"] == "stopped":
         if module.check_mode:
             module.exit_json(changed=False, status="skipped", stopped=[])
-        stopped = []
-        for item in listen:
-            stopped += stop_servers(item["port"], item["pid"])
+        stopped = stop_all([(item["port"], item["pid"]) for item in listen])
         module.exit_json(changed=bool(stopped), status="ok", stopped=stopped)
     timeout_bin = module.get_bin_path("timeout")
     out = []
@@ -333,9 +379,11 @@ def servers(module, p, iperf3):
             entry.update(status="skipped")
         elif not iperf3:
             entry.update(status="error", reason="iperf3 is not installed on this host")
-        else:
-            entry.update(start_server(argv, item["bind"], item["port"]))
         out.append(entry)
+    if not module.check_mode and iperf3:  # all at once: one wait for every server to listen
+        started = start_servers([(e["cmd"], e["bind"], e["port"]) for e in out])
+        for i, entry in enumerate(out):
+            entry.update(started[i])
     if module.check_mode:
         module.exit_json(changed=False, status="skipped", servers=out)
     module.exit_json(changed=any(e["status"] == "ok" for e in out), status="ok", servers=out)

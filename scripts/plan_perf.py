@@ -120,7 +120,7 @@ def text(r) -> str:
         lines.append("  %-12s %8d %7d %16d %10s %14d" % (name, f["dgx_nics"], f["dgx_rounds"],
                                                         f["min_covered_per_round"],
                                                         "%d-%d" % (f["min_peers"], f["max_peers"]), f["storage_tests"]))
-    lines += ["predicted network (iperf3): %s - %d rounds x (%s s + %.0f s gap) + %.0f s to start and collect on %d "
+    lines += ["predicted network (iperf3): %s - %d rounds x (%s s + %g s gap) + %.0f s to start and collect on %d "
               "hosts, every host launching its part at once" % (format_eta(r["network_s"]), s["rounds"],
                                                                  r["iperf_duration"], r["gap_s"], r["setup_s"],
                                                                  r["hosts"]),

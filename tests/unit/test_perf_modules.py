@@ -83,6 +83,35 @@ def test_iperf_server_client_stop_and_errors(tmp_path):
 
 
 @needs
+@needs
+def test_iperf_servers_start_together_and_stop_together_and_a_held_port_is_named():
+    """pod_iperf's start_servers/stop_all (role=servers): every server launched before one wait for all of them
+    to listen (each round has servers of its own, perf/plan.round_ports); a port another program holds is an
+    error naming it while the others start; a server left on a port is replaced; stop_all leaves none."""
+    sys.path.insert(0, os.path.join(ROOT, "library"))
+    import pod_iperf
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.cmd import iperf_server_argv
+    ports = [free_port() for _ in range(4)]
+    held = socket.socket()
+    held.bind(("127.0.0.1", ports[3]))
+    held.listen(1)
+    specs = [(iperf_server_argv(shutil.which("iperf3"), "127.0.0.1", p, 60, shutil.which("timeout"), one_off=False),
+              "127.0.0.1", p) for p in ports]
+    try:
+        res = pod_iperf.start_servers(specs)
+        assert [r["status"] for r in res] == ["ok", "ok", "ok", "error"], res
+        assert res[3]["reason"] == "port %d is already in use on this host" % ports[3]
+        assert all(iperf_servers(p) for p in ports[:3])
+        again = pod_iperf.start_servers(specs[:1])  # a server of an interrupted run on the port: replaced
+        assert again[0]["status"] == "ok" and again[0]["pid"] != res[0]["pid"]
+        stopped = pod_iperf.stop_all([(p, None) for p in ports[:3]])
+        assert {again[0]["pid"], res[1]["pid"], res[2]["pid"]} <= set(stopped)  # and the iperf3 under each wrapper
+        assert not any(iperf_servers(p) for p in ports)
+    finally:
+        held.close()
+        pod_iperf.stop_all([(p, None) for p in ports])
+
+
 def test_iperf_servers_and_clients_run_a_host_schedule(tmp_path):
     """role=servers starts servers that serve test after test; role=clients runs its tests at their offsets
     (two at once, then one on a server that already served a test); stopping leaves nothing."""

@@ -58,6 +58,13 @@ def test_sim_plan_covers_every_fabric_and_ports_are_unique_per_server():
     assert all(t["reverse"] and t["link_gbps"] == 40 and t["server"].startswith("sim-isilon") for t in st_tests)
     assert len(st_tests) == 4 * 2 * 2  # 4 DGX x 2 storage nodes x 2 storage fabrics
     assert [r["round"] for r in plan] == list(range(1, len(plan) + 1))
+    # every round has ports of its own (plan.round_ports): no server (address, port) serves two tests of the
+    # schedule, so a round never waits for a server still busy with the previous one
+    served = [(t["server_address"], t["port"]) for r in plan for t in r["tests"]]
+    assert len(served) == len(set(served))
+    fabrics = sorted({t["fabric"] for r in plan for t in r["tests"]})
+    for i, r in enumerate(plan):
+        assert all(5201 + i * len(fabrics) <= t["port"] < 5201 + (i + 1) * len(fabrics) for t in r["tests"])
     assert iperf_plan(hosts, groups["dgx"], groups["storage"], pod["fabrics"], storage_iperf=[]) == dgx_rounds
 
 

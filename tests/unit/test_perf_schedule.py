@@ -145,12 +145,18 @@ def test_matchings_at_superpod_size_cover_every_link_every_round_against_distinc
         assert len({t["client"] for t in st_tests}) == 24
         for s_host in storage:
             assert len({t["client"] for t in st_tests if t["server"] == s_host}) == 3
-    # the launcher of issue 19 item 2 takes the plan: one server per fabric on each DGX for the whole schedule
+    # the launcher of issue 19 item 2 takes the plan: one server for each test a host serves (each round has
+    # ports of its own, perf/plan.round_ports), so no server is still busy with the previous round
     from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import host_schedules, round_seconds
     parts = host_schedules(plan, round_seconds(300, 0, 3))
     assert set(parts) == set(dgx) | set(storage)
     assert sum(len(p["tests"]) for p in parts.values()) == s["tests"]
-    assert all(len(parts[h]["listen"]) <= 4 for h in dgx) and all(len(parts[h]["listen"]) == 2 for h in storage)
+    served = {h: sum(1 for r in plan for t in r["tests"] if t["server"] == h) for h in parts}
+    assert all(len(parts[h]["listen"]) == served[h] for h in parts)
+    assert all(len(parts[h]["listen"]) == 6 for h in storage)  # 3 DGX on each of 2 fabrics
+    for i, r in enumerate(plan):  # round i+1 on ports of its own: 5201 + 4 x i + the fabric's index (4 fabrics)
+        assert {t["port"] - 5201 - 4 * i for t in r["tests"]} <= {0, 1, 2, 3}
+    assert max(t["port"] for r in plan for t in r["tests"]) <= 5201 + 4 * len(plan) - 1 == 5244
     # the peers are spread over the pod, not the inventory neighbours (a shuffled tournament)
     near = sum(1 for t in dgx_tests(plan, "f0") if abs(int(t["client"][3:]) - int(t["server"][3:])) == 1)
     assert near < 20

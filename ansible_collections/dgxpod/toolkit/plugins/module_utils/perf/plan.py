@@ -97,8 +97,8 @@ def iperf_plan(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Se
     """Rounds of iperf3 tests. ``hosts``: {host: {nics: [...]}} (the model's per-host ``nics``).
 
     Returns [{"round": i (1-based), "kind": "dgx-dgx" | "dgx-storage", "tests": [test, ...]}] with each test
-    naming client/server host, NIC, address, modelled speeds, the slower end (``link_gbps``) and a port
-    unique per server host within the round.
+    naming client/server host, NIC, address, modelled speeds, the slower end (``link_gbps``) and its port:
+    each round has ports of its own (``round_ports``), so no server serves two rounds.
 
     ``dgx_rounds(nics, fabric)`` / ``storage_rounds(dgx_nics, storage_nics, fabric)`` choose the pairs of each
     round on one fabric (default: every pair, ``round_robin`` / ``bipartite_rounds``; the scaling schedules of
@@ -123,6 +123,25 @@ def iperf_plan(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Se
         for t in r["tests"]:
             t["round"] = i
             t["id"] = "r%d:%s:%s-%s" % (i, t["fabric"], t["client"], t["server"])
+    return round_ports(rounds, base_port)
+
+
+def round_ports(rounds: List[Dict[str, Any]], base_port: int = 5201) -> List[Dict[str, Any]]:
+    """Give every round ports of its own: fabric f (in order of first appearance) of the r-th round listens on
+    ``base_port + (r - 1) x fabrics + f``. An iperf3 server serves one test at a time, so with one port per fabric
+    for the whole schedule the next round had to wait until each server had finished the previous test's
+    end-of-test exchange (30-80 ms after -t on the pod-in-a-box, a retry when a client came too early): the gap
+    between rounds covered it. With a port per round a client never meets a server still busy with the previous
+    round, and the gap only covers the hosts' clock skew. At most rounds x fabrics ports: 140 DGX on 4 data
+    fabrics, 11 rounds of matchings: 5201..5244. Returns ``rounds``, changed in place."""
+    fabrics: List[str] = []
+    for r in rounds:
+        for t in r["tests"]:
+            if t["fabric"] not in fabrics:
+                fabrics.append(t["fabric"])
+    for i, r in enumerate(rounds):
+        for t in r["tests"]:
+            t["port"] = int(base_port) + i * max(1, len(fabrics)) + fabrics.index(t["fabric"])
     return rounds
 
 

@@ -45,12 +45,13 @@ SEED = 19                 # the matchings' shuffle (per fabric: "<seed>:<fabric>
 
 # The launcher of issue 19 item 2 (playbooks/validate_perf.yml, module_utils/perf/iperf_launch.py): every host gets its
 # part of the whole schedule up front; round r starts (r - 1) x round_seconds(duration, omit, gap) after a common
-# start, so a round costs its test plus a 1 s gap (pod_perf_iperf_gap; 3 s until 2026-11-25). Once per schedule: the
+# start, so a round costs its test plus a 0.5 s gap (pod_perf_iperf_gap: 3 s, then 1 s on 2026-11-25, 0.5 s since
+# each round has ports of its own, perf/plan.round_ports). Once per schedule: the
 # start margin (pod_perf_iperf_start_margin, 3 s + 0.1 s a host; 4 s + 0.1 s until 2026-11-25) and the plays'
 # parallel tasks (start servers, launch the clients, wait, stop, record: LAUNCH_TASKS tasks over the hosts, forks at
 # a time, about 2.6 s an SSH round, the launch figure issue 19 measured). On the 4-DGX simulator this gives
-# 7 x 6 + 3.6 + 13 = 59 s for the quick network test (docs/validation.md).
-GAP_S = 1.0
+# 7 x 5.5 + 3.6 + 13 = 55 s for the quick network test (docs/validation.md).
+GAP_S = 0.5
 START_MARGIN_S = 3.0      # roles/pod_perf/defaults: pod_perf_iperf_start_margin = 3 s + 0.1 s a host
 LAUNCH_TASKS = 5
 SSH_S = 2.6
