@@ -169,3 +169,32 @@ def test_a_node_holding_its_files_skips_the_layout_and_says_where_they_came_from
     step = step_record_by_host(["n1", "n2"], dict(by_host, n1=dict(by_host["n1"], **{PHASE_VARS[2]: {
         "ansible_job_id": "9"}, PHASE_VARS[3]: w})))
     assert step["results"]["n1"]["layout_reused"] is True and step["results"]["n2"]["status"] == "error"
+
+
+@pytest.mark.parametrize("margin, slacks, cap, extra, want", [
+    (3.2, [2.4, 1.9], None, 0, 2.3),        # the slowest used 1.3 s: + 1 s headroom
+    (3.2, [2.9], None, 0, 1.5),             # used 0.3 s: the floor
+    (3.2, [0.1], None, 0, 3.2),             # used 3.1 s: never more than the cap (the margin itself)
+    (3.2, [-0.4], None, 0, 3.2),            # a late node: the cap
+    (3.2, [None, "x", True], None, 0, 3.2),  # no number: the cap
+    (2.0, [1.0], 3.4, 0.1, 2.1),            # the next step adds a node: + its per-node seconds, capped at 3.4
+    (2.0, [0.2], 3.4, 0.1, 2.9),
+    (None, [1.0], None, 0, None),           # nothing known
+])
+def test_margin_from_slack(margin, slacks, cap, extra, want):
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.start_margin import margin_from_slack
+    assert margin_from_slack(margin, slacks, cap=cap, extra=extra) == want
+
+
+def test_a_fio_step_sizes_its_margin_from_the_step_before():
+    from filter_plugins.perf_record import pod_fio_start_margin
+    hv = {"n1": {"pod_perf_fio_waited": {"start_slack": 2.1, "status": "ok"}},
+          "n2": {"pod_perf_fio_waited": {"start_slack": 1.6}},
+          "n3": {"pod_perf_fio_waited": {"skipped": True}}}
+    # step 1: the configured margin (3 s + 0.1 s a node)
+    assert pod_fio_start_margin(["n1"], hv, 3.1) == 3.1
+    # step 3 after step 2 (n1, n2) with a 3.2 s margin: the slowest used 1.6 s, + 1 s, + 0.1 s for the node added
+    assert pod_fio_start_margin(["n1", "n2", "n3"], hv, 3.3, ["n1", "n2"], 3.2, 0.1) == 2.7
+    # the step before gave no number (its reads failed, the wait was skipped): the configured margin
+    assert pod_fio_start_margin(["n1", "n2", "n3"], hv, 3.3, ["n3"], 3.2, 0.1) == 3.3
+    assert pod_fio_start_margin(["n1"], hv, 3.1, ["n1"], None) == 3.1

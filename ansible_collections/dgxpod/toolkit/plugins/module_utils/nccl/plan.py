@@ -16,6 +16,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Any, Dict, List, Optional, Sequence
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.start_margin import margin_from_slack
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import round_robin
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
@@ -69,11 +70,7 @@ def pair_start_margin(first_margin: Optional[float], slacks: Sequence[Any], head
     (negative slack), the rounds keep ``first_margin``."""
     if first_margin is None:
         return None
-    vals = [float(s) for s in slacks if isinstance(s, (int, float)) and not isinstance(s, bool)]
-    if not vals:
-        return float(first_margin)
-    used = float(first_margin) - min(vals)
-    return round(min(float(first_margin), max(floor, used + headroom)), 2)
+    return margin_from_slack(float(first_margin), slacks, headroom=headroom, floor=floor)
 
 
 def plateau_busbw(rows: Sequence[Dict[str, Any]], sizes: int = 3, min_bytes: int = 0) -> Optional[float]:
