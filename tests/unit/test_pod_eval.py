@@ -192,3 +192,27 @@ def test_a_pair_through_a_slow_nic_fails_even_when_its_only_peer_was_slowed_too(
     assert sorted(tuple(sorted(c["hosts"])) for c in failed) == [
         ("sim-dgx1", "sim-dgx2"), ("sim-dgx2", "sim-dgx3"), ("sim-dgx2", "sim-dgx4")]
     assert all("sim-dgx2 enp12s0" in c["cause"] and "slow in all its pairs" in c["cause"] for c in failed)
+
+
+def test_deep_merge_copies_tagged_values_as_plain_ones_and_leaves_its_inputs_alone():
+    """Ansible 2.19 hands filters subclasses of str/dict/list carrying tags; deep_merge (plain_copy) returns plain
+    values, equal to them, and never the caller's objects."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import plain_copy
+
+    class Tagged(str):
+        def __deepcopy__(self, memo):  # the slow path plain_copy must not take
+            raise AssertionError("deepcopy of a tagged str")
+
+    class TDict(dict):
+        pass
+
+    base = TDict(iperf={"relative": {"value": 0.8, "source": Tagged("toolkit rule")}}, flag=True, n=3, f=(1, 2.5))
+    over = {"iperf": {"relative": 0.5}, "extra": [Tagged("x"), None]}
+    before = copy.deepcopy(dict(base, iperf={"relative": {"value": 0.8, "source": "toolkit rule"}}))
+    out = deep_merge(base, over)
+    assert out["iperf"]["relative"]["value"] == 0.5 and out["iperf"]["relative"]["source"].startswith("pod override")
+    assert type(out) is dict and type(out["extra"][0]) is str and out["extra"] == ["x", None]
+    assert out["flag"] is True and out["n"] == 3 and out["f"] == (1, 2.5)
+    assert dict(base, iperf={"relative": {"value": 0.8, "source": "toolkit rule"}}) == before  # inputs unchanged
+    copied = plain_copy(base)
+    assert copied == base and copied is not base and copied["iperf"] is not base["iperf"]
