@@ -30,6 +30,9 @@ VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import format_eta  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import task_floor  # noqa: E402
+
 
 LINEAR = {"ANSIBLE_STRATEGY": "linear"}  # Ansible's own strategy; the default is mitogen_linear (ansible.cfg)
 STATE_SKIP = "iperf,fio,nccl,training"  # validate.yml's state checks only
@@ -122,10 +125,11 @@ def main() -> None:
     rows.append(("switch configs: structured + rendered, 1,000 switches from one model (no push)", "-", t,
                  "%s s per switch (target <= 0.05; scripts/switch_scale.py)" % (per.group(1) if per else "?")))
     predicted(rows)
+    floor = floor_rows(rows)
     timed([podsim, "down"])
     failed = None
     try:
-        measure_sizes(args, podsim, rows)
+        measure_sizes(args, podsim, rows, floor)
     except StepFailed as exc:  # keep what was measured, say which step failed and why
         failed = exc
         rows.append(exc.row())
@@ -157,7 +161,35 @@ def predicted(rows) -> None:
                          r["fio_steps"], format_eta(r["total_s"]))))
 
 
-def measure_sizes(args, podsim, rows) -> None:
+FLOOR_HOSTS, FLOOR_TASKS = (4, 16), 40
+
+
+def floor_rows(rows) -> float:
+    """Ansible's own cost of a host-task on this controller (scripts/task_floor.py: set_facts on local hosts, no
+    host contacted); returns the smaller of the two, the floor the re-run rows are read against."""
+    floors = []
+    for n in FLOOR_HOSTS:
+        start = time.monotonic()
+        r = task_floor.measure(n, FLOOR_TASKS)
+        floors.append(r["floor_s"])
+        rows.append(("Ansible's floor: %d set_fact tasks on local hosts (scripts/task_floor.py)" % FLOOR_TASKS, n,
+                     time.monotonic() - start, "%.1f ms per host-task (%.2f s, empty play %.2f s)" % (
+                         1000 * r["floor_s"], r["tasks_s"], r["empty_s"])))
+    return min(floors)
+
+
+def floor_note(output: str, n: int, elapsed: float, floor: float) -> str:
+    """The host-tasks a DGX ran in a no-op re-run and what the floor makes of them (task_floor.ratio_bounds)."""
+    counts = [c for h, c in task_floor.host_tasks(output).items() if h.startswith("sim-dgx")]
+    if not counts or floor <= 0:
+        return ""
+    k = sum(counts) / len(counts)
+    b = task_floor.ratio_bounds(elapsed, n, k, floor, big=4 * n)
+    return ("%.0f host-tasks a DGX = %.2f s a DGX at the floor (%.0f %% of this run); the floor alone would let "
+            "4x the DGX take %.2fx this time" % (k, b["per_dgx_s"], 100.0 * b["floor_share"], b["ratio_big"]))
+
+
+def measure_sizes(args, podsim, rows, floor=0.0) -> None:
     for n in args.nodes:
         # a pod from nothing starts with no cached facts: the jsonfile cache (ansible.cfg) would otherwise hand the
         # first run an earlier pod's facts of the same host names, kept as long as runs keep rewriting them
@@ -170,8 +202,8 @@ def measure_sizes(args, podsim, rows) -> None:
         first = t
         rows.append(("site.yml first run", n, t, "changed=%d; %s" % (changed_total(out), cpu_note())))
         t, out = timed(["ansible-playbook", "site.yml"])
-        rows.append(("site.yml re-run", n, t, "changed=%d, %.0f %% of the first run; %s" % (
-            changed_total(out), 100.0 * t / first, cpu_note())))
+        rows.append(("site.yml re-run", n, t, "changed=%d, %.0f %% of the first run; %s; %s" % (
+            changed_total(out), 100.0 * t / first, cpu_note(), floor_note(out, n, t, floor))))
         if args.linear:  # side by side, alternated: Mitogen (default), linear, Mitogen, linear (issue 19)
             for label, env in (("linear", LINEAR), ("mitogen_linear, again", {}), ("linear, again", LINEAR)):
                 t, out = timed(["ansible-playbook", "site.yml"], env_extra=env)
