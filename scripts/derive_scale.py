@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Time the controller-side derivations that read the whole pod, per DGX against once per play (issue 19).
+
+    .venv/bin/python scripts/derive_scale.py [--dgx 16 64 128]
+
+For each size, a pod generated from the 004 reference (tests/unit/big_pod.py) and three plays on its DGX, each
+with ``connection: local`` and run inside ``unshare -n`` (no host is contacted; the inventory's addresses are
+real-world ones):
+- ``none``: the two tasks below, skipped - Ansible's own cost of two tasks on every DGX;
+- ``per-host``: the NFS mount plan and the ping targets derived by every DGX for itself with the one-host filters
+  (``pod_nfs_mount_plan``, ``pod_ping_targets``), as the roles did before: each reads every node's variables;
+- ``once``: both derived once for the play (``pod_nfs_mount_plans``, ``pod_ping_target_map``, ``run_once``), and
+  every DGX picks its own entry, as roles/nfs_client and roles/dgx_network do now.
+Prints wall and CPU seconds and the derivations' cost (the play minus ``none``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV_BIN = os.path.join(ROOT, ".venv", "bin")
+sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
+
+import big_pod  # noqa: E402
+
+PROFILE_NFS = "(pod | pod_ra_profile).nfs | default({})"
+PLAYS = {
+    "none": [("NFS plan", "p", "inventory_hostname", "false"), ("Ping targets", "q", "inventory_hostname", "false")],
+    "per-host": [
+        ("NFS plan", "p", "inventory_hostname | pod_nfs_mount_plan(hostvars, groups, pod, %s, 'kernel', '')"
+         % PROFILE_NFS, "true"),
+        ("Ping targets", "q", "inventory_hostname | pod_ping_targets(hostvars, groups, pod)", "true")],
+    "once": [
+        ("NFS plan", "p", "m_nfs.plans[inventory_hostname]", "true"),
+        ("Ping targets", "q", "m_ping[inventory_hostname]", "true")],
+}
+ONCE = ("    - name: Both maps, once for the play\n      ansible.builtin.set_fact:\n"
+        "        m_nfs: \"{{ ansible_play_hosts | pod_nfs_mount_plans(hostvars, groups, pod, %s, 'kernel', '') }}\"\n"
+        "        m_ping: \"{{ ansible_play_hosts | pod_ping_target_map(hostvars, groups, pod) }}\"\n"
+        "      run_once: true\n" % PROFILE_NFS)
+
+
+def play_text(kind: str) -> str:
+    """The playbook of one kind (``none``, ``per-host``, ``once``)."""
+    out = "- name: Derivations, %s\n  hosts: dgx\n  connection: local\n  gather_facts: false\n  tasks:\n" % kind
+    if kind == "once":
+        out += ONCE
+    for name, var, expr, when in PLAYS[kind]:
+        out += "    - name: %s\n      ansible.builtin.set_fact:\n        %s: \"{{ %s }}\"\n      when: %s\n" % (
+            name, var, expr, when)
+    return out
+
+
+def run(inventory: str, playbook: str) -> tuple:
+    """(wall seconds, CPU seconds of ansible-playbook and its children) of one play, with no network."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_DEPRECATION_WARNINGS="false", PATH=VENV_BIN + ":" + os.environ.get("PATH", ""))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    res = subprocess.run(["unshare", "-n", os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, playbook],
+                         cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if res.returncode != 0:
+        raise SystemExit("derive_scale: %s failed:\n%s" % (playbook, (res.stdout + res.stderr)[-3000:]))
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dgx", type=int, nargs="+", default=[16, 64, 128])
+    args = ap.parse_args()
+    print("| DGX | none: wall / CPU s | per-host: wall / CPU s | once: wall / CPU s "
+          "| derivations per-host -> once, wall s |")
+    print("|---|---|---|---|---|")
+    for n in args.dgx:
+        with tempfile.TemporaryDirectory(prefix="derive-scale-") as tmp:
+            inv = big_pod.generate(tmp, n)
+            got = {}
+            for kind in ("none", "per-host", "once"):
+                path = os.path.join(tmp, kind + ".yml")
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(play_text(kind))
+                got[kind] = run(inv, path)
+        base = got["none"][0]
+        print("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f -> %.1f |" % (
+            n, *got["none"], *got["per-host"], *got["once"], got["per-host"][0] - base, got["once"][0] - base))
+
+
+if __name__ == "__main__":
+    main()
