@@ -69,14 +69,15 @@ def test_the_tags_select_the_same_tasks_as_before():
     assert len(validation) == 1 and "arg spec 'plan'" in validation[0]
 
 
-def test_validate_starts_the_fio_layout_after_preflight_under_the_state_checks_only_for_fio():
-    """validate.yml imports playbooks/validate_fio_start.yml right after preflight (before any state check) and
-    only --tags storage/fio select it; its plays plan on localhost, then start the layout (part start) on dgx."""
+def test_validate_starts_the_fio_layout_after_identity_under_the_state_checks_only_for_fio():
+    """validate.yml imports playbooks/validate_fio_start.yml right after the identity play (which opens the run's
+    connections to the DGX before the layout loads them) and before the other state checks; only --tags storage/fio
+    select it; its plays plan on localhost, then start the layout (part start) on dgx."""
     with open(os.path.join(ROOT, "validate.yml")) as fh:
         imports = re.findall(r"import_playbook: playbooks/(\w+)\.yml\n(?:  tags: \[(.*?)\])?", fh.read())
     order = [name for name, _ in imports]
-    assert order.index("validate_fio_start") < order.index("validate_identity") < order.index("validate_perf")
-    assert order.index("preflight") < order.index("validate_fio_start")
+    assert order.index("preflight") < order.index("validate_identity") == order.index("validate_fio_start") - 1
+    assert order.index("validate_fio_start") < order.index("validate_gpu") < order.index("validate_perf")
     assert dict(imports)["validate_fio_start"] == "storage, fio"
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     res = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"),
