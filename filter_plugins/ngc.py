@@ -43,6 +43,34 @@ def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts="")
     return merge_pinned_keys(nodes, fresh, remembered, known_hosts_keys(previous_known_hosts or ""))
 
 
+def ngc_pod_known_hosts(nodes, hostvars, cache_dir, pod, port=2222):
+    """The pinned known_hosts text of the whole mesh, derived once for the play (issue 19): the same text
+    ``ngc_container_host_keys`` + ``ngc_known_hosts`` give every node, reading each member's variables once.
+
+    That text is the same on every node when every member has a key collected in this run or remembered on the
+    controller; then this returns it. When some member has neither, that member's entry comes from each node's
+    own known_hosts of the last run, so the text is per node: this returns '' and the role derives it per node."""
+    fresh, remembered, nics = {}, {}, {}
+    for node in nodes:
+        hv = hostvars.get(node) or {}
+        read = hv.get("ngc_container_node_keys") or {}
+        key = read.get("public_key") if isinstance(read, dict) else None
+        if isinstance(key, str) and key.strip():
+            fresh[node] = key.strip()
+        else:
+            path = os.path.join(cache_dir, node + ".pub")
+            if not os.path.isfile(path):
+                return ""
+            with open(path) as fh:
+                remembered[node] = fh.read().strip()
+            if not remembered[node]:
+                return ""
+        nics[node] = hv.get("nics") or []
+    keys = merge_pinned_keys(list(nodes), fresh, remembered, {})
+    return known_hosts({node: {"pubkey": key, "aliases": node_aliases(node, nics[node], pod)}
+                        for node, key in keys.items()}, int(port))
+
+
 def ngc_host_key_files(nodes, hostvars, cache_dir):
     """pod_files entries that remember on the controller (cache_dir/<node>.pub) the container host key each node
     gave in this run (hostvars[node].ngc_container_node_keys); nodes without one are left out."""
@@ -77,4 +105,5 @@ class FilterModule:
     def filters(self):
         return {"ngc_known_hosts": ngc_known_hosts, "ngc_authorized_keys": ngc_authorized_keys,
                 "ngc_container_host_keys": ngc_container_host_keys, "ngc_ulimit_refusal": ngc_ulimit_refusal,
-                "ngc_container_status": ngc_container_status, "ngc_host_key_files": ngc_host_key_files}
+                "ngc_container_status": ngc_container_status, "ngc_host_key_files": ngc_host_key_files,
+                "ngc_pod_known_hosts": ngc_pod_known_hosts}

@@ -6,11 +6,14 @@
 For each size, a pod generated from the 004 reference (tests/unit/big_pod.py) and three plays on its DGX, each
 with ``connection: local`` and run inside ``unshare -n`` (no host is contacted; the inventory's addresses are
 real-world ones):
-- ``none``: the two tasks below, skipped - Ansible's own cost of two tasks on every DGX;
-- ``per-host``: the NFS mount plan and the ping targets derived by every DGX for itself with the one-host filters
-  (``pod_nfs_mount_plan``, ``pod_ping_targets``), as the roles did before: each reads every node's variables;
-- ``once``: both derived once for the play (``pod_nfs_mount_plans``, ``pod_ping_target_map``, ``run_once``), and
-  every DGX picks its own entry, as roles/nfs_client and roles/dgx_network do now.
+- ``none``: the three tasks below, skipped - Ansible's own cost of three tasks on every DGX;
+- ``per-host``: the NFS mount plan, the ping targets and the containers' pinned known_hosts derived by every DGX for
+  itself with the one-host filters (``pod_nfs_mount_plan``, ``pod_ping_targets``, ``ngc_container_host_keys`` +
+  ``ngc_known_hosts``), as the roles did before: each reads every node's variables;
+- ``once``: all three derived once for the play (``pod_nfs_mount_plans``, ``pod_ping_target_map``,
+  ``ngc_pod_known_hosts``, ``run_once``), and every DGX picks its own entry, as roles/nfs_client, roles/dgx_network
+  and roles/ngc_container do now.
+Every play first registers a container host key on each DGX, as roles/ngc_container/tasks/keys.yml does.
 Prints wall and CPU seconds and the derivations' cost (the play minus ``none``).
 """
 from __future__ import annotations
@@ -30,25 +33,36 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
 import big_pod  # noqa: E402
 
 PROFILE_NFS = "(pod | pod_ra_profile).nfs | default({})"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDerivescaleDerivescaleDerivescaleDerivescale1"
 PLAYS = {
-    "none": [("NFS plan", "p", "inventory_hostname", "false"), ("Ping targets", "q", "inventory_hostname", "false")],
+    "none": [("NFS plan", "p", "inventory_hostname", "false"), ("Ping targets", "q", "inventory_hostname", "false"),
+             ("Known hosts", "k", "inventory_hostname", "false")],
     "per-host": [
         ("NFS plan", "p", "inventory_hostname | pod_nfs_mount_plan(hostvars, groups, pod, %s, 'kernel', '')"
          % PROFILE_NFS, "true"),
-        ("Ping targets", "q", "inventory_hostname | pod_ping_targets(hostvars, groups, pod)", "true")],
+        ("Ping targets", "q", "inventory_hostname | pod_ping_targets(hostvars, groups, pod)", "true"),
+        ("Known hosts", "k", "groups['dgx'] | ngc_container_host_keys(hostvars, 'none', '')"
+         " | ngc_known_hosts(hostvars, pod, 2222)", "true")],
     "once": [
         ("NFS plan", "p", "m_nfs.plans[inventory_hostname]", "true"),
-        ("Ping targets", "q", "m_ping[inventory_hostname]", "true")],
+        ("Ping targets", "q", "m_ping[inventory_hostname]", "true"),
+        ("Known hosts", "k", "m_kh", "true")],
 }
-ONCE = ("    - name: Both maps, once for the play\n      ansible.builtin.set_fact:\n"
+# every DGX's container host key, as roles/ngc_container/tasks/keys.yml registers it (one key for all: the
+# known_hosts text only refuses an alias claimed twice)
+KEYS = ("    - name: The container host keys as collected\n      ansible.builtin.set_fact:\n"
+        "        ngc_container_node_keys: {public_key: \"%s\"}\n" % KEY)
+ONCE = ("    - name: The maps, once for the play\n      ansible.builtin.set_fact:\n"
         "        m_nfs: \"{{ ansible_play_hosts | pod_nfs_mount_plans(hostvars, groups, pod, %s, 'kernel', '') }}\"\n"
         "        m_ping: \"{{ ansible_play_hosts | pod_ping_target_map(hostvars, groups, pod) }}\"\n"
+        "        m_kh: \"{{ groups['dgx'] | ngc_pod_known_hosts(hostvars, 'none', pod, 2222) }}\"\n"
         "      run_once: true\n" % PROFILE_NFS)
 
 
 def play_text(kind: str) -> str:
     """The playbook of one kind (``none``, ``per-host``, ``once``)."""
     out = "- name: Derivations, %s\n  hosts: dgx\n  connection: local\n  gather_facts: false\n  tasks:\n" % kind
+    out += KEYS
     if kind == "once":
         out += ONCE
     for name, var, expr, when in PLAYS[kind]:

@@ -1,5 +1,5 @@
-"""scripts/derive_scale.py: its three plays are what they say (the one-host filters per DGX, or the maps once for
-the play) and all three run on a generated 4-DGX pod with no network."""
+"""scripts/derive_scale.py: its three plays are what they say (the one-host filters per DGX, or the maps and the
+mesh's known_hosts once for the play) and all three run on a generated 4-DGX pod with no network."""
 from __future__ import annotations
 
 import os
@@ -16,13 +16,19 @@ def _tasks(kind):
 
 def test_the_plays_derive_what_they_say():
     none, per_host, once = _tasks("none"), _tasks("per-host"), _tasks("once")
-    assert [t["when"] for t in none] == [False, False]
-    assert "pod_nfs_mount_plan(" in per_host[0]["ansible.builtin.set_fact"]["p"]
-    assert "pod_ping_targets(" in per_host[1]["ansible.builtin.set_fact"]["q"]
-    assert once[0]["run_once"] is True and set(once[0]["ansible.builtin.set_fact"]) == {"m_nfs", "m_ping"}
-    assert "pod_nfs_mount_plans(" in once[0]["ansible.builtin.set_fact"]["m_nfs"]
-    assert [t["ansible.builtin.set_fact"] for t in once[1:]] == [
-        {"p": "{{ m_nfs.plans[inventory_hostname] }}"}, {"q": "{{ m_ping[inventory_hostname] }}"}]
+    # every play first registers each DGX's container host key, as roles/ngc_container/tasks/keys.yml does
+    for tasks in (none, per_host, once):
+        assert "ngc_container_node_keys" in tasks[0]["ansible.builtin.set_fact"]
+    assert [t["when"] for t in none[1:]] == [False, False, False]
+    assert "pod_nfs_mount_plan(" in per_host[1]["ansible.builtin.set_fact"]["p"]
+    assert "pod_ping_targets(" in per_host[2]["ansible.builtin.set_fact"]["q"]
+    assert "ngc_container_host_keys(" in per_host[3]["ansible.builtin.set_fact"]["k"]
+    assert once[1]["run_once"] is True and set(once[1]["ansible.builtin.set_fact"]) == {"m_nfs", "m_ping", "m_kh"}
+    assert "pod_nfs_mount_plans(" in once[1]["ansible.builtin.set_fact"]["m_nfs"]
+    assert "ngc_pod_known_hosts(" in once[1]["ansible.builtin.set_fact"]["m_kh"]
+    assert [t["ansible.builtin.set_fact"] for t in once[2:]] == [
+        {"p": "{{ m_nfs.plans[inventory_hostname] }}"}, {"q": "{{ m_ping[inventory_hostname] }}"},
+        {"k": "{{ m_kh }}"}]
 
 
 def test_all_three_plays_run_on_a_generated_pod(tmp_path):

@@ -80,3 +80,75 @@ def test_the_maps_read_each_nodes_variables_once():
     reads.clear()
     pf.pod_ping_target_map(groups["dgx"], counted, groups, pod)
     assert sorted(reads) == sorted(groups["dgx"])
+
+
+# --- the mesh's pinned known_hosts (filter_plugins/ngc.py ngc_pod_known_hosts, roles/ngc_container) -------------
+
+def _keyed(hv, nodes):
+    """hostvars as roles/ngc_container/tasks/keys.yml leaves them: ``nodes`` registered their container host key."""
+    out = {h: dict(v) for h, v in hv.items()}
+    for i, node in enumerate(nodes):
+        body = "AAAAC3NzaC1lZDI1NTE5AAAAI" + ("%043d" % i)
+        out[node]["ngc_container_node_keys"] = {"public_key": "ssh-ed25519 %s %s container sshd" % (body, node)}
+    return out
+
+
+def test_the_mesh_known_hosts_once_is_what_every_node_derives(inventory, tmp_path):
+    """When every member gave its key in this run, the text derived once is each node's own (whatever its
+    known_hosts of the last run holds); a member without a key of this run but remembered on the controller too."""
+    from filter_plugins import ngc
+    hv, groups, pod = inventory
+    nodes = groups["dgx"]
+    hv = _keyed(hv, nodes)
+    once = ngc.ngc_pod_known_hosts(nodes, hv, str(tmp_path), pod, 2222)
+    stale = "[x]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHh0gW8T0Pq6mZq3dJ9fG1c0rR3yXrPz1d1b3lYy9w7a %s\n" % nodes[0]
+    for previous in ("", stale):
+        per_node = ngc.ngc_known_hosts(ngc.ngc_container_host_keys(nodes, hv, str(tmp_path), previous), hv, pod, 2222)
+        assert once == per_node
+    assert once.count("\n") == len(nodes)
+    # the first node missed this run; the controller remembers its key from an earlier one
+    del hv[nodes[0]]["ngc_container_node_keys"]
+    (tmp_path / (nodes[0] + ".pub")).write_text("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBo4f0tK2qk3QH6l0p7w2l0dJc0gX1v6mQ9"
+                                                "y1u8b2aZc remembered\n")
+    once = ngc.ngc_pod_known_hosts(nodes, hv, str(tmp_path), pod, 2222)
+    assert "AAAAIBo4f0tK2qk3QH6l0p7w2l0dJc0gX1v6mQ9y1u8b2aZc %s" % nodes[0] in once
+    assert once == ngc.ngc_known_hosts(ngc.ngc_container_host_keys(nodes, hv, str(tmp_path), stale), hv, pod, 2222)
+
+
+def test_the_mesh_known_hosts_is_per_node_when_a_member_has_no_key_here(tmp_path):
+    """A member with no key collected in this run and none (or an empty file) remembered on the controller: each
+    node's known_hosts of the last run decides its entry, so there is no one text (''), and the role derives it per
+    node - a node must not lose the key it pinned (issue 17)."""
+    from filter_plugins import ngc
+    hv = hostvars(os.path.join(ROOT, "inventories", "sim"))
+    pod = hv["sim-dgx1"]["pod"]
+    nodes = sorted(h for h in hv if h.startswith("sim-dgx"))
+    hv = _keyed(hv, nodes[1:])
+    assert ngc.ngc_pod_known_hosts(nodes, hv, str(tmp_path), pod, 2222) == ""
+    (tmp_path / (nodes[0] + ".pub")).write_text("\n")
+    assert ngc.ngc_pod_known_hosts(nodes, hv, str(tmp_path), pod, 2222) == ""
+    hv[nodes[0]]["ngc_container_node_keys"] = {"failed": True, "msg": "pod_ssh_key: cannot read"}
+    assert ngc.ngc_pod_known_hosts(nodes, hv, str(tmp_path), pod, 2222) == ""
+
+
+def test_the_mesh_known_hosts_reads_each_members_variables_once(tmp_path):
+    from filter_plugins import ngc
+    hv = hostvars(os.path.join(ROOT, "inventories", "dgxpod"))
+    groups = _groups(hv)
+    hv = _keyed(hv, groups["dgx"])
+    pod = hv[groups["dgx"][0]]["pod"]
+    reads = []
+
+    class Counting(dict):
+        def __getitem__(self, key):
+            reads.append(key)
+            return dict.__getitem__(self, key)
+
+        def get(self, key, default=None):
+            return self[key] if key in self else default
+
+    assert ngc.ngc_pod_known_hosts(groups["dgx"], Counting(hv), str(tmp_path), pod, 2222)
+    assert sorted(reads) == sorted(groups["dgx"])
+    reads.clear()
+    ngc.ngc_known_hosts(ngc.ngc_container_host_keys(groups["dgx"], Counting(hv), str(tmp_path)), Counting(hv), pod)
+    assert len(reads) == 2 * len(groups["dgx"])  # what each node did before, N times over
