@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import big_pod  # noqa: E402
+import task_floor  # noqa: E402
 
 PROFILE_NFS = "(pod | pod_ra_profile).nfs | default({})"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDerivescaleDerivescaleDerivescaleDerivescale1"
@@ -73,17 +71,11 @@ def play_text(kind: str) -> str:
 
 def run(inventory: str, playbook: str) -> tuple:
     """(wall seconds, CPU seconds of ansible-playbook and its children) of one play, with no network."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_DEPRECATION_WARNINGS="false", PATH=VENV_BIN + ":" + os.environ.get("PATH", ""))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    res = subprocess.run(["unshare", "-n", os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, playbook],
-                         cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode != 0:
-        raise SystemExit("derive_scale: %s failed:\n%s" % (playbook, (res.stdout + res.stderr)[-3000:]))
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    try:
+        return task_floor.run_playbook(inventory, playbook, task_floor.playbook_env(), ("unshare", "-n"),
+                                       "derive_scale")
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -94,29 +95,38 @@ def _play(path: str, tasks: int) -> None:
             fh.write("        floor_%d: \"{{ inventory_hostname }}\"\n" % i)
 
 
-def _run(inventory: str, play: str, env: dict) -> float:
+def playbook_env(extra: dict | None = None) -> dict:
+    """The environment the measuring scripts run ansible-playbook in: the project's ansible.cfg and the venv."""
+    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                ANSIBLE_DEPRECATION_WARNINGS="false", PATH=VENV_BIN + ":" + os.environ.get("PATH", ""),
+                **(extra or {}))
+
+
+def run_playbook(inventory: str, play: str, env: dict, prefix: tuple = (), who: str = "task_floor") -> tuple:
+    """(wall seconds, CPU seconds of ansible-playbook and its children) of one playbook run from the project root,
+    started under ``prefix`` (e.g. ``("unshare", "-n")``); RuntimeError with the output's tail when it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    res = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, play], cwd=ROOT, env=env,
-                         capture_output=True, text=True)
-    elapsed = time.monotonic() - start
+    res = subprocess.run(list(prefix) + [os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, play],
+                         cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
-        raise RuntimeError("task_floor: ansible-playbook failed (%d):\n%s\n%s" % (res.returncode, res.stdout[-2000:],
-                                                                                res.stderr[-2000:]))
-    return elapsed
+        raise RuntimeError("%s: ansible-playbook %s failed (%d):\n%s\n%s" % (
+            who, os.path.basename(play), res.returncode, res.stdout[-2000:], res.stderr[-2000:]))
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def measure(hosts: int, tasks: int, env_extra: dict | None = None) -> dict:
     """Run the empty play and the ``tasks`` play on ``hosts`` local hosts; their seconds and the floor."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_DEPRECATION_WARNINGS="false", PATH=VENV_BIN + ":" + os.environ.get("PATH", ""),
-               **(env_extra or {}))
+    env = playbook_env(env_extra)
     with tempfile.TemporaryDirectory(prefix="task-floor-") as tmp:
         inv, empty, full = (os.path.join(tmp, n) for n in ("hosts.yml", "empty.yml", "tasks.yml"))
         _inventory(inv, hosts)
         _play(empty, 0)
         _play(full, tasks)
-        t_empty = _run(inv, empty, env)
-        t_tasks = _run(inv, full, env)
+        t_empty = run_playbook(inv, empty, env)[0]
+        t_tasks = run_playbook(inv, full, env)[0]
     return {"hosts": hosts, "tasks": tasks, "empty_s": t_empty, "tasks_s": t_tasks,
             "floor_s": per_host_task(t_tasks, t_empty, hosts, tasks)}
 

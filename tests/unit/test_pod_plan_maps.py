@@ -20,6 +20,21 @@ def _groups(hv):
     return groups
 
 
+class _Counting(dict):
+    """hostvars that note each node whose variables are read (Ansible's HostVars builds them on every read)."""
+
+    def __init__(self, hv, reads):
+        super().__init__(hv)
+        self.reads = reads
+
+    def __getitem__(self, key):
+        self.reads.append(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
 @pytest.fixture(scope="module", params=REFERENCE + ["sim"])
 def inventory(request):
     hv = hostvars(os.path.join(ROOT, "inventories", request.param))
@@ -68,13 +83,7 @@ def test_the_maps_read_each_nodes_variables_once():
     groups = _groups(hv)
     pod = hv[groups["dgx"][0]]["pod"]
     reads = []
-
-    class Counting(dict):
-        def __getitem__(self, key):
-            reads.append(key)
-            return dict.__getitem__(self, key)
-
-    counted = Counting(hv)
+    counted = _Counting(hv, reads)
     pf.pod_nfs_mount_plans(groups["dgx"], counted, groups, pod, {}, "kernel", "")
     assert sorted(reads) == sorted(groups["dgx"] + groups["storage"])
     reads.clear()
@@ -108,8 +117,8 @@ def test_the_mesh_known_hosts_once_is_what_every_node_derives(inventory, tmp_pat
     assert once.count("\n") == len(nodes)
     # the first node missed this run; the controller remembers its key from an earlier one
     del hv[nodes[0]]["ngc_container_node_keys"]
-    (tmp_path / (nodes[0] + ".pub")).write_text("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBo4f0tK2qk3QH6l0p7w2l0dJc0gX1v6mQ9"
-                                                "y1u8b2aZc remembered\n")
+    remembered = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBo4f0tK2qk3QH6l0p7w2l0dJc0gX1v6mQ9y1u8b2aZc"
+    (tmp_path / (nodes[0] + ".pub")).write_text(remembered + " remembered\n")
     once = ngc.ngc_pod_known_hosts(nodes, hv, str(tmp_path), pod, 2222)
     assert "AAAAIBo4f0tK2qk3QH6l0p7w2l0dJc0gX1v6mQ9y1u8b2aZc %s" % nodes[0] in once
     assert once == ngc.ngc_known_hosts(ngc.ngc_container_host_keys(nodes, hv, str(tmp_path), stale), hv, pod, 2222)
@@ -138,17 +147,9 @@ def test_the_mesh_known_hosts_reads_each_members_variables_once(tmp_path):
     hv = _keyed(hv, groups["dgx"])
     pod = hv[groups["dgx"][0]]["pod"]
     reads = []
-
-    class Counting(dict):
-        def __getitem__(self, key):
-            reads.append(key)
-            return dict.__getitem__(self, key)
-
-        def get(self, key, default=None):
-            return self[key] if key in self else default
-
-    assert ngc.ngc_pod_known_hosts(groups["dgx"], Counting(hv), str(tmp_path), pod, 2222)
+    assert ngc.ngc_pod_known_hosts(groups["dgx"], _Counting(hv, reads), str(tmp_path), pod, 2222)
     assert sorted(reads) == sorted(groups["dgx"])
     reads.clear()
-    ngc.ngc_known_hosts(ngc.ngc_container_host_keys(groups["dgx"], Counting(hv), str(tmp_path)), Counting(hv), pod)
+    ngc.ngc_known_hosts(ngc.ngc_container_host_keys(groups["dgx"], _Counting(hv, reads), str(tmp_path)),
+                        _Counting(hv, reads), pod)
     assert len(reads) == 2 * len(groups["dgx"])  # what each node did before, N times over
