@@ -72,7 +72,8 @@ def test_the_tags_select_the_same_tasks_as_before():
 def test_validate_starts_the_fio_layout_after_identity_under_the_state_checks_only_for_fio():
     """validate.yml imports playbooks/validate_fio_start.yml right after the identity play (which opens the run's
     connections to the DGX before the layout loads them) and before the other state checks; only --tags storage/fio
-    select it; its plays plan on localhost, then start the layout (part start) on dgx."""
+    select it; its plays plan on localhost, open the DGX connections (with Mitogen's strategy, before the load: with
+    --tags storage or fio alone identity does not run), then start the layout (part start) on dgx."""
     with open(os.path.join(ROOT, "validate.yml")) as fh:
         imports = re.findall(r"import_playbook: playbooks/(\w+)\.yml\n(?:  tags: \[(.*?)\])?", fh.read())
     order = [name for name, _ in imports]
@@ -86,7 +87,11 @@ def test_validate_starts_the_fio_layout_after_identity_under_the_state_checks_on
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     plays = [(hosts, sorted(tags.split(","))) for hosts, tags in
              re.findall(r"play #\d+ \((\S+)\): .+?\tTAGS: \[(.*?)\]", res.stdout)]  # a set: any order
-    assert plays == [("localhost", ["fio", "storage"]), ("dgx", ["fio", "storage"])], res.stdout
+    assert plays == [("localhost", ["fio", "storage"]), ("dgx", ["fio", "storage"]), ("dgx", ["fio", "storage"])], \
+        res.stdout
     with open(os.path.join(ROOT, "playbooks", "validate_fio_start.yml")) as fh:
         text = fh.read()
+    contact, layout = yaml.safe_load(text)[1:]
+    assert "strategy" not in contact and "ansible.builtin.ping" in contact["tasks"][0]
+    assert layout["strategy"] == "linear"
     assert "pod_perf_fio_part: start" in text and "strategy: linear" in text  # async under Mitogen deadlocks
