@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """HARDWARE STAND-INS for the pod-in-a-box simulator -- test doubles, NOT the real tools.
 
-One file on purpose (~800 lines): the seven tools are symlinks to it (argv[0] picks the tool), bind-mounted
+One file on purpose (~800 lines): the seven tools are symlinks to its launcher podsim-hw, which imports it so
+that its compiled form in __pycache__ runs (argv[0] picks the tool); the directory is bind-mounted
 as one directory into each simulated node, sharing one state file and its helpers; a package would have to
 be importable from every node's private mount namespace, for no gain in clarity.
 

@@ -194,10 +194,44 @@ def test_without_state_nvidia_smi_fails_like_without_driver(tmp_path, monkeypatc
 
 
 def test_symlinks_cover_every_tool():
+    """Every tool is a symlink to its launcher, which runs the module's main (compiled once, not at every call)."""
     d = os.path.join(ROOT, "sim", "standins")
     for tool in hw.TOOLS:
         p = os.path.join(d, tool)
-        assert os.path.islink(p) and os.readlink(p) == "podsim_hw.py"
+        assert os.path.islink(p) and os.readlink(p) == "podsim-hw", tool
+    assert os.readlink(os.path.join(d, "dcgmi")) == "podsim-gpu"
+    for launcher, module in (("podsim-hw", "podsim_hw"), ("podsim-gpu", "podsim_gpu")):
+        with open(os.path.join(d, launcher)) as fh:
+            text = fh.read()
+        assert os.access(os.path.join(d, launcher), os.X_OK)
+        assert "import %s" % module in text and "sys.exit(%s.main(sys.argv))" % module in text
+
+
+def test_a_launched_tool_prints_the_tools_output_and_exit_code(tmp_path):
+    """The symlink -> launcher -> module path in a real process: argv[0] still picks the tool, and its output and
+    exit status are the module's (no state: nvidia-smi's 'no driver', 9)."""
+    import subprocess
+    env = dict(os.environ, PODSIM_HW_STATE=str(tmp_path / "absent.json"))
+    res = subprocess.run([os.path.join(ROOT, "sim", "standins", "nvidia-smi")], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 9 and "couldn't communicate with the NVIDIA driver" in res.stderr
+    res = subprocess.run([os.path.join(ROOT, "sim", "standins", "ofed_info"), "-s"], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 1 and "ofed_info: no devices found" in res.stderr
+
+
+def test_podsim_up_compiles_the_standins(tmp_path, monkeypatch):
+    """podsim up writes the modules' compiled form where the nodes' Python looks for it (they cannot write it)."""
+    import importlib.util
+    import shutil
+    from podsimlib import up
+    d = tmp_path / "sim" / "standins"
+    d.mkdir(parents=True)
+    shutil.copy(os.path.join(ROOT, "sim", "standins", "podsim_hw.py"), d / "podsim_hw.py")
+    monkeypatch.setattr(up, "REPO", str(tmp_path))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    up.compile_standins()
+    assert os.path.isfile(importlib.util.cache_from_source(str(d / "podsim_hw.py")))
 
 
 def test_nfs_client_standin_mount_options():
