@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Measure what users wait for, on the pod-in-a-box, and write docs/benchmarks.md.
 
-    .venv/bin/python scripts/benchmark.py [--nodes 4 16] [--output docs/benchmarks.md]
+    .venv/bin/python scripts/benchmark.py [--nodes 4 16 30] [--linear-max 16] [--output docs/benchmarks.md]
 
 Also the switch config generation for a 1,000-switch fabric (scripts/switch_scale.py, no network) and the
 planned duration of a full validation at 4, 16, 140 and 1,000 DGX (scripts/plan_perf.py, no network).
 For each pod size: sim up (cold), sim up again (idempotent), site.yml first run, site.yml re-run
 (must be changed=0), switches.yml alone, validate.yml state checks only, the containers check, the whole validate.yml
 (iperf3 + fio, quick profile; pods up to --full-validate-max nodes), sim down. Also the set-up
-re-run and the unit tests.
+re-run and the unit tests, and, from the sizes measured, the seconds per added DGX of the re-run and the state
+checks (growth_rows; issue 19 item 4: 4, 16 and 30 DGX, the simulator's largest pod).
 Run as root on an otherwise idle machine; it builds and removes the simulator itself.
 """
 from __future__ import annotations
@@ -109,6 +110,8 @@ def main() -> None:
     ap.add_argument("--skip-unit", action="store_true", help="do not time the unit tests")
     ap.add_argument("--no-linear", dest="linear", action="store_false",
                     help="do not time the re-run with Ansible's linear strategy (no Mitogen) side by side")
+    ap.add_argument("--linear-max", type=int, default=16,
+                    help="time the linear strategy side by side only on pods up to this size (default 16)")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
     podsim = os.path.join(ROOT, "sim", "podsim")
@@ -139,6 +142,7 @@ def main() -> None:
                              capture_output=True, text=True, check=True).stdout
         with open(os.path.join(ROOT, "inventories", "sim", "hosts.yml"), "w", encoding="utf-8") as fh:
             fh.write(inv)
+    rows.extend(growth_rows(rows))
     write_report(args, rows)
     if failed:
         sys.exit(str(failed))
@@ -204,7 +208,8 @@ def measure_sizes(args, podsim, rows, floor=0.0) -> None:
         t, out = timed(["ansible-playbook", "site.yml"])
         rows.append(("site.yml re-run", n, t, "changed=%d, %.0f %% of the first run; %s; %s" % (
             changed_total(out), 100.0 * t / first, cpu_note(), floor_note(out, n, t, floor))))
-        if args.linear:  # side by side, alternated: Mitogen (default), linear, Mitogen, linear (issue 19)
+        # side by side, alternated: Mitogen (default), linear, Mitogen, linear (issue 19)
+        if args.linear and n <= args.linear_max:
             for label, env in (("linear", LINEAR), ("mitogen_linear, again", {}), ("linear, again", LINEAR)):
                 t, out = timed(["ansible-playbook", "site.yml"], env_extra=env)
                 rows.append(("site.yml re-run (%s)" % label, n, t, "changed=%d; %s" % (changed_total(out),
@@ -226,6 +231,28 @@ def measure_sizes(args, podsim, rows, floor=0.0) -> None:
             rows.append(("validate.yml (quick profile: iperf3 rounds, fio 1..N)", n, t, summary(out)))
         t, _ = timed([podsim, "down"])
         rows.append(("sim down", n, t, ""))
+
+
+GROWTH = (("site.yml re-run", "site.yml re-run"),
+          ("validate.yml --skip-tags %s (state checks)" % STATE_SKIP, "validate.yml state checks"))
+
+
+def growth_rows(rows) -> list:
+    """Issue 19 item 4: how the no-op re-run and the state checks grow with the pod - seconds per added DGX between
+    each measured size and the next (the seconds column holds that slope), and whether the growth stays linear:
+    the ratio of the later slope to the earlier one (1.0 = linear; above it the cost per DGX grows with N)."""
+    out = []
+    for step, label in GROWTH:
+        seen = sorted((n, t) for name, n, t, _ in rows if name == step and isinstance(n, int))
+        slopes = []
+        for (a, ta), (b, tb) in zip(seen, seen[1:], strict=False):
+            slope = (tb - ta) / (b - a)
+            note = "%.1f -> %.1f s" % (ta, tb)
+            if slopes and slopes[-1] > 0:
+                note += "; %.2fx the slope before it" % (slope / slopes[-1])
+            slopes.append(slope)
+            out.append(("%s: seconds per added DGX" % label, "%d->%d" % (a, b), slope, note))
+    return out
 
 
 BEGIN, END = "<!-- benchmark:begin -->", "<!-- benchmark:end -->"
