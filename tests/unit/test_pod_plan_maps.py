@@ -153,3 +153,30 @@ def test_the_mesh_known_hosts_reads_each_members_variables_once(tmp_path):
     ngc.ngc_known_hosts(ngc.ngc_container_host_keys(groups["dgx"], _Counting(hv, reads), str(tmp_path)),
                         _Counting(hv, reads), pod)
     assert len(reads) == 2 * len(groups["dgx"])  # what each node did before, N times over
+
+
+def test_the_whole_pod_maps_are_kept_on_localhost_not_on_every_dgx():
+    """The once-per-play maps go to localhost (delegate_facts), and each DGX reads its entry from there: a map on
+    every DGX is deep-copied with the host's variables at every template lookup, N x the map (issue 19, 30 DGX)."""
+    import yaml
+
+    def task(path, name_start):
+        with open(os.path.join(ROOT, "roles", path)) as fh:
+            tasks = yaml.safe_load(fh)
+        return next(t for t in tasks if t["name"].startswith(name_start))
+
+    for path, name, fact in (("dgx_network/tasks/main.yml", "The pod's names for /etc/hosts",
+                              "dgx_network_ping_targets"),
+                             ("dgx_network/tasks/check.yml", "The ping targets of the play's DGX",
+                              "dgx_network_ping_targets"),
+                             ("nfs_client/tasks/plan.yml", "Derive the NFS mount plans", "nfs_client_plans")):
+        t = task(path, name)
+        assert fact in t["ansible.builtin.set_fact"], path
+        assert (t.get("run_once"), t.get("delegate_to"), t.get("delegate_facts")) == (True, "localhost", True), path
+    for path, name, key in (("dgx_network/tasks/verify.yml", "Verify - full-MTU pings", "pod_ping_mesh"),
+                            ("nfs_client/tasks/plan.yml", "Derive this host's NFS mount plan",
+                             "ansible.builtin.set_fact")):
+        text = str(task(path, name)[key])
+        assert "hostvars['localhost']" in text, path
+    persist = str(task("dgx_network/tasks/main.yml", "Persist /etc/hosts")["pod_files"])
+    assert "hostvars['localhost'].dgx_network_hosts_block" in persist
