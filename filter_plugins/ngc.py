@@ -16,12 +16,27 @@ def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
     return known_hosts(entries, int(port))
 
 
-def _collected_key(hostvars, node):
-    """The container host key ``node`` gave in this run (tasks/keys.yml and drift.yml register library/pod_ssh_key's
-    result as ngc_container_node_keys: its public_key), or None."""
-    read = (hostvars.get(node) or {}).get("ngc_container_node_keys") or {}
+def _node_key(node_vars):
+    """The container host key a node gave in this run, from its variables (tasks/keys.yml and drift.yml register
+    library/pod_ssh_key's result as ngc_container_node_keys: its public_key), or None."""
+    read = (node_vars or {}).get("ngc_container_node_keys") or {}
     key = read.get("public_key") if isinstance(read, dict) else None
     return key.strip() if isinstance(key, str) and key.strip() else None
+
+
+def _collected_key(hostvars, node):
+    """The container host key ``node`` gave in this run, or None (``_node_key`` of its variables)."""
+    return _node_key(hostvars.get(node))
+
+
+def _remembered_key(cache_dir, node):
+    """The key remembered on the controller for ``node`` from an earlier run (cache_dir/<node>.pub, stripped), or
+    None when there is no such file."""
+    path = os.path.join(cache_dir, node + ".pub")
+    if not os.path.isfile(path):
+        return None
+    with open(path) as fh:
+        return fh.read().strip()
 
 
 def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts=""):
@@ -36,10 +51,9 @@ def ngc_container_host_keys(nodes, hostvars, cache_dir, previous_known_hosts="")
         key = _collected_key(hostvars, node)
         if key:
             fresh[node] = key
-        path = os.path.join(cache_dir, node + ".pub")
-        if os.path.isfile(path):
-            with open(path) as fh:
-                remembered[node] = fh.read().strip()
+        cached = _remembered_key(cache_dir, node)
+        if cached is not None:
+            remembered[node] = cached
     return merge_pinned_keys(nodes, fresh, remembered, known_hosts_keys(previous_known_hosts or ""))
 
 
@@ -52,19 +66,15 @@ def ngc_pod_known_hosts(nodes, hostvars, cache_dir, pod, port=2222):
     own known_hosts of the last run, so the text is per node: this returns '' and the role derives it per node."""
     fresh, remembered, nics = {}, {}, {}
     for node in nodes:
-        hv = hostvars.get(node) or {}
-        read = hv.get("ngc_container_node_keys") or {}
-        key = read.get("public_key") if isinstance(read, dict) else None
-        if isinstance(key, str) and key.strip():
-            fresh[node] = key.strip()
+        hv = hostvars.get(node) or {}  # one read of the member's variables
+        key = _node_key(hv)
+        if key:
+            fresh[node] = key
         else:
-            path = os.path.join(cache_dir, node + ".pub")
-            if not os.path.isfile(path):
+            cached = _remembered_key(cache_dir, node)
+            if not cached:
                 return ""
-            with open(path) as fh:
-                remembered[node] = fh.read().strip()
-            if not remembered[node]:
-                return ""
+            remembered[node] = cached
         nics[node] = hv.get("nics") or []
     keys = merge_pinned_keys(list(nodes), fresh, remembered, {})
     return known_hosts({node: {"pubkey": key, "aliases": node_aliases(node, nics[node], pod)}
