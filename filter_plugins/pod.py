@@ -142,6 +142,19 @@ def pod_nfs_mount_plans(host_names, hostvars, groups, pod, profile_nfs=None, cli
             "plans": _each(host_names, lambda h: mount_plan(whole, h, profile_nfs or {}, client, fuse_helper))}
 
 
+def pod_nfs_host_plan(plans, host, hostvars, groups, pod, profile_nfs=None, client="kernel", fuse_helper=""):
+    """``host``'s NFS plan from the play's ``plans`` (pod_nfs_mount_plans, made once) when they were made with the
+    host's own client type and helper and hold it; otherwise the host's own (pod_nfs_mount_plan: a host whose client
+    or helper differs, or whose plan could not be made with the others, makes it itself and fails there alone).
+    roles/nfs_client (tasks/plan.yml) and roles/pod_training pick a DGX's plan with it."""
+    plans = plans or {}
+    fuse_helper = fuse_helper or ""
+    if (host in (plans.get("plans") or {}) and plans.get("client") == client
+            and (plans.get("fuse_helper") or "") == fuse_helper):
+        return plans["plans"][host]
+    return pod_nfs_mount_plan(host, hostvars, groups, pod, profile_nfs, client, fuse_helper)
+
+
 def pod_nfs_fstab_block(mounts):
     """The managed /etc/fstab block library/pod_nfs_mounts.py writes for a mount plan, as the keys of a drift
     entry (library/pod_drift.py ``files``): the lines (``block``) between its BEGIN and END lines
@@ -180,6 +193,7 @@ class FilterModule:
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets,
                 "pod_ping_target_map": pod_ping_target_map, "pod_nfs_mount_plans": pod_nfs_mount_plans,
+                "pod_nfs_host_plan": pod_nfs_host_plan,
                 "pod_findings_index": pod_findings_index, "pod_pfc_bit": pod_pfc_bit,
                 "pod_rdma_problems": pod_rdma_problems, "pod_rdma_changes": pod_rdma_changes,
                 "pod_nfs_mount_plan": pod_nfs_mount_plan, "pod_nfs_fstab_block": pod_nfs_fstab_block,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (SIMULATED_REASON, CheckResult,
-    apply_simulated_policy, apply_simulated_policy_to_dicts, at_least, counts)
+    apply_simulated_policy, apply_simulated_policy_to_dicts, at_least, compare, contradiction, counts)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import Stage, evaluate_stages
@@ -145,3 +145,33 @@ def test_layout_keeps_an_older_entry_key_order_and_its_nulls():
     (sim,) = apply_simulated_policy([ok], True)
     assert list(sim.to_dict()) == ["check", "host", "measured", "absolute", "expected", "status", "extra", "reason"]
     assert sim.to_dict() == apply_simulated_policy_to_dicts([ok.to_dict()], True)[0]
+
+
+def test_compare_names_the_three_ways_and_refuses_others():
+    assert compare(">=") == {"compare": ">= "} and compare("<=") == {"compare": "<= "} and compare("=") == {
+        "compare": "= "}
+    with pytest.raises(ValueError, match="not one of"):
+        compare("<")
+
+
+@pytest.mark.contradiction_ok
+def test_contradiction_finds_a_pass_against_its_stated_comparison_and_an_unexplained_fail():
+    ok = CheckResult("nccl_correctness", "all", "pass", expected=0, measured=0, details=compare("="))
+    assert contradiction(ok) is None and contradiction(ok.to_dict()) is None
+    # the old nccl_correctness line: a pass that prints 'measured 3 (expected >= 0)' would be fine, but
+    # 'expected = 0' with 3 measured is not a pass
+    assert "passes with measured 3, but says expected = 0" in contradiction(
+        CheckResult("nccl_correctness", "all", "pass", expected=0, measured=3, details=compare("=")))
+    # a loss that must fall: the default '>=' would contradict a pass below the limit
+    assert contradiction(CheckResult("train_converges", "pod", "pass", expected=2.76, measured=1.9)) is not None
+    assert contradiction(CheckResult("train_converges", "pod", "pass", expected=2.76, measured=1.9,
+                                     details=compare("<="))) is None
+    # a fail that meets its expectation needs a cause (iperf's 'slow in all its pairs' has one)
+    assert "gives no cause" in contradiction(CheckResult("iperf_relative", "a<->b", "fail", expected=0.1,
+                                                         measured=0.2))
+    assert contradiction(CheckResult("iperf_relative", "a<->b", "fail", expected=0.1, measured=0.2,
+                                     cause="b is slow in all its pairs")) is None
+    # not numbers: nothing to say
+    assert contradiction(CheckResult("gpu_ecc", "n", "pass", expected=0, measured="all 8 GPUs")) is None
+    assert "compare" in contradiction({"check": "x", "host": "h", "status": "pass", "compare": "<", "expected": 1,
+                                       "measured": 2})

@@ -291,3 +291,30 @@ def test_the_module_returns_its_reading_as_a_result_not_a_cached_fact(tmp_path):
     assert res["dgx_gpu"]["errors"] and res["dgx_gpu"]["smi"] is None, res["dgx_gpu"]
     rec = gpu_filters.gpu_stage_record(["a"], {"a": {"dgx_model": "dgx1", "gpu_health_read": res}}, 0)
     assert rec["nodes"]["a"]["status"] == "ok" and rec["nodes"]["a"]["facts"] is res["dgx_gpu"]
+
+
+def test_the_ecc_and_gpu_count_lines_state_how_they_compare(tmp_path):
+    """A GPU with uncorrectable errors reads 'measured 2 uncorrectable errors (expected = 0)', not '>= 0', which
+    would read as met; the GPU count must equal the model's (before: '(expected >= 8)')."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details
+    checks = run_eval(pod(tmp_path, ["ecc=2"], level=1))
+    ecc = [c for c in checks if c["check"] == "gpu_ecc" and c["status"] == "fail"]
+    assert ecc and all(details(c).startswith("GPU %s: measured 2 uncorrectable errors (expected = 0)" % c["gpu"])
+                       for c in ecc)
+    count = [c for c in checks if c["check"] == "gpu_count"]
+    assert count and all("(expected = 8)" in details(c) for c in count)
+    # a healthy node's pass: the highest count of its GPUs, not 'all 8 GPUs uncorrectable errors'
+    ok = [details(c) for c in checks if c["check"] == "gpu_ecc" and c["status"] == "pass"]
+    assert ok and all(line.startswith("measured 0 uncorrectable errors (expected = 0)") and
+                      "the highest of its 8 GPUs" in line for line in ok), ok
+
+
+def test_the_per_gpu_and_per_hca_lines_say_which_and_read_as_measurements(tmp_path):
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details
+    checks = run_eval(pod(tmp_path, level=1))
+    temp = [details(c) for c in checks if c["check"] == "gpu_temperature"]
+    assert temp and all(" C (expected below" in line and "GPUs C" not in line for line in temp), temp
+    model = [details(c) for c in checks if c["check"] == "gpu_model"]
+    assert model and all(line.startswith("measured all 8 GPUs (expected") for line in model), model
+    hca = [(c["hca"], details(c)) for c in checks if c["check"] == "hca_pcie_link"]
+    assert hca and all(line.startswith("%s: measured x" % dev) for dev, line in hca), hca

@@ -338,3 +338,13 @@ def test_pair_margin_filter_reads_every_host_s_step_1_slack():
     assert nccl_filters.pod_nccl_pair_margin(["a", "b", "c", "d"], hv, "3.2") == 3.2  # b used 2.2 s, + 1 s: capped
     assert nccl_filters.pod_nccl_pair_margin(["a", "c"], hv, 3.2) == 1.7
     assert nccl_filters.pod_nccl_pair_margin(["c", "d"], hv, 3.2) == 3.2
+
+
+def test_the_correctness_line_says_the_wrong_count_must_be_zero():
+    """'measured 28 wrong elements (expected = 0)': a count that must be 0, not a threshold (before: '>= 0')."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details
+    m = measurements(pairs=False)
+    m["single"][0] = dict(run(["sim-dgx1"], 1.0), rows=rows(1.0, wrong=7))
+    res = {c.host: c for c in by(ne.evaluate(m, EXP, {"simulated": True}), "nccl_correctness")}
+    assert details(res["sim-dgx1"].to_dict()).startswith("measured 28 wrong elements (expected = 0)")
+    assert details(res["sim-dgx2"].to_dict()) == "measured 0 wrong elements (expected = 0)"

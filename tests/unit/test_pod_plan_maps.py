@@ -77,6 +77,24 @@ def test_a_host_whose_derivation_fails_is_left_out_and_fails_alone():
     assert pf.pod_nfs_mount_plans(groups["dgx"], hv, groups, pod, {}, "nfs4-magic", "")["plans"] == {}
 
 
+def test_a_hosts_plan_is_the_plays_when_made_its_way_else_its_own(inventory):
+    """pod_nfs_host_plan (roles/nfs_client tasks/plan.yml and roles/pod_training): the play's plan when the plans
+    were made with the host's client type and helper and hold it; its own plan otherwise, never another client's."""
+    hv, groups, pod = inventory
+    profile = pf.pod_ra_profile(pod).get("nfs") or {}
+    host = groups["dgx"][-1]
+    own = pf.pod_nfs_mount_plan(host, hv, groups, pod, profile, "kernel", "")
+    plans = pf.pod_nfs_mount_plans(groups["dgx"], hv, groups, pod, profile, "kernel", None)
+    marked = dict(plans, plans=dict(plans["plans"], **{host: {"mounts": [], "from": "the play"}}))
+    assert pf.pod_nfs_host_plan(marked, host, hv, groups, pod, profile, "kernel", None) == {"mounts": [],
+                                                                                           "from": "the play"}
+    assert pf.pod_nfs_host_plan(plans, host, hv, groups, pod, profile, "kernel", "") == own
+    # made for another helper or client type, missing the host, or no plans: the host makes its own
+    for other in (dict(marked, fuse_helper="nfs-fuse"), dict(marked, client="fuse"),
+                  dict(marked, plans={h: p for h, p in marked["plans"].items() if h != host}), None, {}):
+        assert pf.pod_nfs_host_plan(other, host, hv, groups, pod, profile, "kernel", "") == own
+
+
 def test_the_maps_read_each_nodes_variables_once():
     """The point of the maps: one read of each node's variables per play, not one per host."""
     hv = hostvars(os.path.join(ROOT, "inventories", "dgxpod"))

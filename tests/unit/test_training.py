@@ -390,3 +390,14 @@ def test_pod_train_runs_cold_and_warm_in_one_job_and_judges_each_pass():
     # output that does not parse: one error, no pass measured
     res = pod_train.judge(p, {"rc": 0, "stdout": "DGXPOD_TRAIN {oops"}, names, hosts)
     assert list(res) == ["cold"] and "not followed by JSON" in res["cold"]["error"]
+
+
+def test_the_converges_line_says_the_loss_must_fall_to_at_most_the_limit_and_names_the_pass():
+    """The loss must go down: 'measured 1.91 loss (expected <= 2.76)' with the pass it is about (before: two
+    identical '(expected >= 2.76)' rows, a pass that read as a fail)."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details
+    lines = {r.details["pass"]: details(r.to_dict()) for r in by(run(measurements()), "train_converges")}
+    assert set(lines) == {"cold", "warm"}
+    for name, line in lines.items():
+        assert "(expected <= " in line and ("%s pass: loss " % name) in line, line
+    assert lines["cold"] != lines["warm"]

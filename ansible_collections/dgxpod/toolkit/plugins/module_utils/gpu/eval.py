@@ -16,7 +16,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult, compare
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import DGX_MODELS
 
 SRC_DGX1 = ("NVIDIA DGX-1 User Guide and 'NVIDIA DGX-1 with Tesla V100 System Architecture' white paper "
@@ -56,24 +56,31 @@ def _gpu_where(node: str, g: Dict[str, Any]) -> str:
 
 
 def _gpu_res(check: str, node: str, g: Dict[str, Any], ok: bool, measured: Any, expected: Any, source: str,
-             cause: str, unit: Optional[str] = None) -> CheckResult:
+             cause: str, unit: Optional[str] = None, how: Optional[str] = None) -> CheckResult:
     return CheckResult(check, node, "pass" if ok else "fail", expected=expected, measured=measured, unit=unit,
                        source=source, cause=None if ok else cause,
-                       details={"gpu": g.get("index"), "bus_id": g.get("bus_id")})
+                       details=dict(compare(how) if how else {}, gpu=g.get("index"), bus_id=g.get("bus_id")))
 
 
 def _per_gpu(check: str, node: str, gpus: List[Dict[str, Any]], judge, expected: Any, source: str,
-             unit: Optional[str] = None) -> List[CheckResult]:
-    """One fail per failing GPU (naming it), or one pass for the node."""
-    fails = []
+             unit: Optional[str] = None, how: Optional[str] = None) -> List[CheckResult]:
+    """One fail per failing GPU (naming it), or one pass for the node. ``how``: how a numeric measurement
+    compares with ``expected`` when it is not a threshold (report/checks.compare)."""
+    fails, values = [], []
     for g in gpus:
         ok, measured, cause = judge(g)
+        values.append(measured)
         if not ok:
-            fails.append(_gpu_res(check, node, g, False, measured, expected, source, cause, unit))
+            fails.append(_gpu_res(check, node, g, False, measured, expected, source, cause, unit, how))
     if fails:
         return fails
-    return [CheckResult(check, node, "pass", expected=expected, measured="all %d GPUs" % len(gpus), unit=unit,
-                        source=source)]
+    details = dict(compare(how) if how else {}, gpus=len(gpus))
+    if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        # a number per GPU (uncorrectable errors, degrees C): the node's highest, said to be so
+        return [CheckResult(check, node, "pass", expected=expected, measured=max(values), unit=unit, source=source,
+                            details=dict(details, note="the highest of its %d GPUs" % len(gpus)))]
+    return [CheckResult(check, node, "pass", expected=expected, measured="all %d GPUs" % len(gpus), source=source,
+                        details=details)]
 
 
 def _int_keys(d: Optional[Dict[Any, Any]]) -> Dict[int, Any]:
@@ -104,7 +111,7 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
         cause += "; missing bus id(s) present on the other DGX: %s" % ", ".join(missing)
     out.append(CheckResult("gpu_count", node, "pass" if len(gpus) == n_exp else "fail", expected=n_exp,
                            measured=len(gpus), source=source, cause=None if len(gpus) == n_exp else cause,
-                           details={"missing_bus_ids": missing} if missing else {}))
+                           details=dict(compare("="), **({"missing_bus_ids": missing} if missing else {}))))
     out += _per_gpu("gpu_model", node, gpus,
                     lambda g: (exp["family"] in g["name"], g["name"],
                                "%s is a %s, expected a %s (%s)" % (_gpu_where(node, g), g["name"], exp["family"],
@@ -125,7 +132,8 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
             return False, unc, "%s: %d volatile uncorrectable ECC error(s) since the driver loaded" % (
                 _gpu_where(node, g), unc)
         return True, unc, ""
-    out += _per_gpu("gpu_ecc", node, gpus, ecc, 0, SRC_SMI + "; " + SRC_PAGE_RETIREMENT, "uncorrectable errors")
+    out += _per_gpu("gpu_ecc", node, gpus, ecc, 0, SRC_SMI + "; " + SRC_PAGE_RETIREMENT, "uncorrectable errors",
+                    how="=")
 
     def memory(g):
         rp, rr = g.get("retired_pages"), g.get("remapped_rows")

@@ -26,7 +26,8 @@ from html import escape
 from statistics import median
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult, at_least, expectation
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (CheckResult, at_least, compare,
+                                                                                    expectation)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.plan import multi_node_expectation, plateau_busbw
 
 UNIT = "GB/s"
@@ -85,7 +86,7 @@ def _correctness(step: str, run: Dict[str, Any]) -> CheckResult:
     return CheckResult("nccl_correctness", _label(run), "pass" if ok else "fail", expected=0,
                        measured=wrong + (oob or 0),
                        unit="wrong elements", source="nccl-tests: #wrong must be 0 and 'Out of bounds values : 0 OK' "
-                       "(REFERENCE_FACTS 'Pass thresholds')", cause=cause, details={"step": step})
+                       "(REFERENCE_FACTS 'Pass thresholds')", cause=cause, details=dict(compare("="), step=step))
 
 
 TRANSPORT_CAUSE_SOCKET = ("NCCL fell back to TCP sockets (NET/Socket) between the nodes: check NCCL_IB_HCA lists the "

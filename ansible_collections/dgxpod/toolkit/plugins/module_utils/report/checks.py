@@ -105,6 +105,47 @@ def pass_fail(ok: bool) -> str:
     return "pass" if ok else "fail"
 
 
+# How a check's number compares with its expectation, as the report prints it ("measured 1.9 loss (expected
+# <= 2.76)"). A check with a numeric expectation and no ``compare`` detail is a threshold (``>= ``); a check that
+# wants at most, or exactly, its expectation says so with ``details={"compare": ...}`` (:func:`compare`).
+COMPARES = {">= ": lambda m, e: m >= e, "<= ": lambda m, e: m <= e, "= ": lambda m, e: m == e}
+
+
+def compare(how: str) -> Dict[str, str]:
+    """``details`` saying how a check compares its measurement with its expectation: ``">="``, ``"<="`` or
+    ``"="`` (a count that must be 0, a GPU count that must match the model)."""
+    key = how.strip() + " "
+    if key not in COMPARES:
+        raise ValueError("compare: %r is not one of %s" % (how, ", ".join(k.strip() for k in COMPARES)))
+    return {"compare": key}
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def contradiction(c: Any) -> Optional[str]:
+    """What a ``pass`` says against itself, or None: a numeric measurement that does not meet its numeric
+    expectation the way the check says it compares (``>=`` unless ``compare`` says otherwise). The report
+    prints that comparison next to the status, so a check deciding by another rule than it states would read
+    as a pass that failed (or the reverse). ``c``: a :class:`CheckResult` or a results.json entry."""
+    d = c.to_dict() if isinstance(c, CheckResult) else c
+    how = d.get("compare") or ">= "
+    if how not in COMPARES:
+        return "check %s on %s: compare %r is not one of %s" % (d.get("check"), d.get("host"), how, list(COMPARES))
+    m, e = d.get("measured"), d.get("expected")
+    if not (_number(m) and _number(e)):
+        return None
+    holds = COMPARES[how](m, e)
+    if d.get("status") == "pass" and not holds:
+        return "check %s on %s passes with measured %s, but says expected %s%s" % (d.get("check"), d.get("host"),
+                                                                                 m, how, e)
+    if d.get("status") == "fail" and holds and not d.get("cause"):
+        return "check %s on %s fails with measured %s, expected %s%s met, and gives no cause" % (
+            d.get("check"), d.get("host"), m, how, e)
+    return None
+
+
 # The results.json key order of the checks written before CheckResult existed (iperf, fio, storage sizing):
 # an error says it right after the name; after the measurement a skipped check says why, a decided one its
 # expectation, ``decided`` (ratio, ...), status, and the cause or note.

@@ -48,7 +48,10 @@ def details(c: Dict[str, Any]) -> str:
             else "mpirun not run (another node failed)")
     parts = []
     if "measured" in c or "expected" in c:
-        m = "measured %s %s" % (_fmt(c.get("measured")), c.get("unit") or "")
+        # one row per adapter or GPU of a node: say which, or the rows read the same
+        which = c.get("hca") or ("GPU %s" % c["gpu"] if isinstance(c.get("gpu"), (int, str)) else None)
+        m = "%smeasured %s" % ("%s: " % which if which else "", _fmt(c.get("measured")))
+        m += " %s" % c["unit"] if c.get("unit") else ""
         if c.get("expected") is not None:  # a threshold (>=) unless the check says how it compares, or is not a number
             numeric = isinstance(c["expected"], (int, float)) and not isinstance(c["expected"], bool)
             m += " (expected %s%s)" % (c.get("compare") or (">= " if numeric else ""), _fmt(c.get("expected")))

@@ -15,7 +15,8 @@ import statistics
 from html import escape
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult, at_least, expectation
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (CheckResult, at_least, compare,
+                                                                                    expectation)
 
 PASSES = ("cold", "warm")
 
@@ -110,7 +111,9 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
         limit = round(first * (1 - float(drop)), 5)
         ok = last <= limit
         out.append(CheckResult("train_converges", "pod", "pass" if ok else "fail", expected=limit, measured=last,
-                               unit="loss", source=drop_src, details={"pass": name, "loss_first": first},
+                               unit="loss", source=drop_src,
+                               details=dict(compare("<="), **{"pass": name, "loss_first": first},
+                                            **({"note": "%s pass: loss %s -> %s" % (name, first, last)} if ok else {})),
                                cause=None if ok else "%s pass: the loss did not go down (first quarter of the steps "
                                "%.4f, last quarter %.4f): the job did not train - check the data and the job's "
                                "settings" % (name, first, last)))
