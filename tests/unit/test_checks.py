@@ -175,3 +175,20 @@ def test_contradiction_finds_a_pass_against_its_stated_comparison_and_an_unexpla
     assert contradiction(CheckResult("gpu_ecc", "n", "pass", expected=0, measured="all 8 GPUs")) is None
     assert "compare" in contradiction({"check": "x", "host": "h", "status": "pass", "compare": "<", "expected": 1,
                                        "measured": 2})
+
+
+def test_rows_of_one_host_say_what_each_is_about():
+    """Several rows of one check for one host (4 HCAs, 2 NICs to the same peer, fio steps, training passes) name
+    their adapter, link, step or pass before the measurement; before, they read the same."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import row_subject
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details
+    link = {"check": "iperf", "host": "a<->b", "status": "pass", "measured": 95.0, "expected": 90.0, "unit": "Gb/s",
+            "client": "a", "client_nic": "enp5s0", "server": "b", "server_nic": "enp12s0", "fabric": "data-5"}
+    assert details(link) == "a enp5s0 -> b enp12s0 on data-5: measured 95.0 Gb/s (expected >= 90.0)"
+    assert row_subject(dict(link, reverse=True)) == "a enp5s0 <- b enp12s0 on data-5"
+    assert row_subject({"check": "hca_pcie_link", "hca": "mlx5_1"}) == "mlx5_1"
+    assert row_subject({"check": "gpu_ecc", "gpu": 3}) == "GPU 3"
+    assert row_subject({"check": "train_throughput", "gpu": "V100", "pass": "warm"}) == "warm pass"
+    assert row_subject({"check": "fio_relative", "step": 3}) == "step of 3 node(s)"
+    assert row_subject({"check": "fio_scaling", "step": 3}) is None  # its host is already '3 node(s)'
+    assert row_subject({"check": "nfs_mounts", "host": "a"}) is None

@@ -399,5 +399,5 @@ def test_the_converges_line_says_the_loss_must_fall_to_at_most_the_limit_and_nam
     lines = {r.details["pass"]: details(r.to_dict()) for r in by(run(measurements()), "train_converges")}
     assert set(lines) == {"cold", "warm"}
     for name, line in lines.items():
-        assert "(expected <= " in line and ("%s pass: loss " % name) in line, line
+        assert line.startswith("%s pass: measured " % name) and "(expected <= " in line and " - loss " in line, line
     assert lines["cold"] != lines["warm"]

@@ -26,7 +26,8 @@ from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (ERROR_LAYOUT, SIMULATED_REASON,
-    CheckResult, apply_simulated_policy, apply_simulated_policy_to_dicts, expectation, layout_tail, pass_fail)
+    CheckResult, apply_simulated_policy, apply_simulated_policy_to_dicts, expectation, layout_tail, link_text,
+    pass_fail)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_eval import (MBPS_PER_GBPS, evaluate_fio,
     evaluate_sizing, fio_checks, node_capacity, sizing, sizing_checks)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import evaluate_stages, resolve_missing
@@ -118,11 +119,6 @@ def _pair_name(t: Dict[str, Any]) -> str:
     return "%s<->%s" % (t["client"], t["server"])
 
 
-def _link_text(t: Dict[str, Any]) -> str:
-    arrow = "<-" if t.get("reverse") else "->"
-    return "%s %s %s %s %s on %s" % (t["client"], t["client_nic"], arrow, t["server"], t["server_nic"], t["fabric"])
-
-
 def relative_ratios(tests: Sequence[Dict[str, Any]]) -> Dict[int, Tuple[Optional[float], int]]:
     """{index: (measured / median of peers, number of peers)} for tests that produced a number.
 
@@ -174,7 +170,7 @@ def _cause_for(t: Dict[str, Any], bad: Dict[Tuple[str, str, str], float], what: 
         return ("%s: %s is slow in all its pairs: check its cable, the switch port speed and errors, the MTU, "
                 "and any rate limit (tc) on that NIC" % (what, eps))
     return ("%s: only this pair is slow (%s): check the path between them - switch ports, inter-switch links, "
-            "routing (a wrong subnet sends traffic over the ISL, 004 'Tips')" % (what, _link_text(t)))
+            "routing (a wrong subnet sends traffic over the ISL, 004 'Tips')" % (what, link_text(t)))
 
 
 def _attempts_text(t: Dict[str, Any], still_low: bool) -> str:
@@ -211,7 +207,7 @@ def iperf_checks(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[C
         if gbps is None:
             reason = t.get("reason") or (res.get("error") if isinstance(res, dict) else None) or "no result"
             for name in ("iperf", "iperf_relative"):
-                checks.append(CheckResult(name, host, "error", unit="Gb/s", reason="%s: %s" % (_link_text(t), reason),
+                checks.append(CheckResult(name, host, "error", unit="Gb/s", reason="%s: %s" % (link_text(t), reason),
                                           details=dict(base), layout=_IPERF_HEAD + ERROR_LAYOUT))
             continue
         measured = round(gbps, 3)
@@ -226,7 +222,7 @@ def iperf_checks(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[C
         else:
             expected = round(frac * link, 3)
             cause = None if gbps >= expected else _cause_for(t, bad, "%s at %.1f Gb/s = %s of the %s Gb/s port rate"
-                                                             % (_link_text(t), gbps, _pct(gbps / link), link))
+                                                             % (link_text(t), gbps, _pct(gbps / link), link))
             a = CheckResult("iperf", host, pass_fail(gbps >= expected), expected=expected, measured=measured,
                             unit="Gb/s", source=source, cause=cause, absolute=True, details=dict(extra),
                             layout=head + layout_tail("pass"))
@@ -249,7 +245,7 @@ def iperf_checks(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> List[C
             cause = None
             if not ok:
                 cause = _cause_for(t, bad, "%s at %s of the median of %d comparable links (%.1f Gb/s)%s"
-                                   % (_link_text(t), _pct(ratio), n_peers, ref, _attempts_text(t, True)))
+                                   % (link_text(t), _pct(ratio), n_peers, ref, _attempts_text(t, True)))
             elif t.get("confirm") == "suspect":
                 details["note"] = "low in its first run, normal when its round ran again%s" % _attempts_text(t, False)
             r = CheckResult("iperf_relative", host, pass_fail(ok), expected=round(rel * ref, 3), measured=measured,

@@ -101,6 +101,32 @@ def expectation(exp: Dict[str, Any], section: str, key: str, default: Any = None
     return item, "pod override"
 
 
+def link_text(t: Dict[str, Any]) -> str:
+    """An iperf3 test's link as causes and the report name it: client NIC, the direction the data went (``<-``
+    with iperf3 -R), server NIC, fabric."""
+    arrow = "<-" if t.get("reverse") else "->"
+    return "%s %s %s %s %s on %s" % (t["client"], t["client_nic"], arrow, t["server"], t["server_nic"], t["fabric"])
+
+
+def row_subject(c: Dict[str, Any]) -> Optional[str]:
+    """What one row of a check with several rows for the same host is about - the adapter, the GPU, the iperf3
+    link, the fio step, the training pass - or None. The report puts it before the measurement, or such rows
+    read the same ("hca_pcie_link | sim-dgx1 | pass | measured x16" four times)."""
+    name = str(c.get("check") or "")
+    gpu = c.get("gpu")
+    if c.get("hca"):
+        return str(c["hca"])
+    if name.startswith("gpu_") and isinstance(gpu, (int, str)) and not isinstance(gpu, bool):
+        return "GPU %s" % gpu
+    if name.startswith("iperf") and all(c.get(k) for k in ("client", "client_nic", "server", "server_nic", "fabric")):
+        return link_text(c)
+    if name.startswith("fio_") and name != "fio_scaling" and c.get("step") is not None:
+        return "step of %s node(s)" % c["step"]
+    if name.startswith("train_") and c.get("pass"):
+        return "%s pass" % c["pass"]
+    return None
+
+
 def pass_fail(ok: bool) -> str:
     return "pass" if ok else "fail"
 

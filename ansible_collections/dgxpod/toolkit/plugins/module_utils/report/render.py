@@ -11,6 +11,7 @@ from html import escape
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 from xml.sax.saxutils import quoteattr
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import row_subject
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import html_sections, markdown_sections
 
 SIM_LINE = ("SIMULATED POD (pod-in-a-box): these results come from the simulator, not from DGX hardware; "
@@ -48,8 +49,7 @@ def details(c: Dict[str, Any]) -> str:
             else "mpirun not run (another node failed)")
     parts = []
     if "measured" in c or "expected" in c:
-        # one row per adapter or GPU of a node: say which, or the rows read the same
-        which = c.get("hca") or ("GPU %s" % c["gpu"] if isinstance(c.get("gpu"), (int, str)) else None)
+        which = row_subject(c)  # the adapter, GPU, link, step or pass of this row
         m = "%smeasured %s" % ("%s: " % which if which else "", _fmt(c.get("measured")))
         m += " %s" % c["unit"] if c.get("unit") else ""
         if c.get("expected") is not None:  # a threshold (>=) unless the check says how it compares, or is not a number

@@ -113,7 +113,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
         out.append(CheckResult("train_converges", "pod", "pass" if ok else "fail", expected=limit, measured=last,
                                unit="loss", source=drop_src,
                                details=dict(compare("<="), **{"pass": name, "loss_first": first},
-                                            **({"note": "%s pass: loss %s -> %s" % (name, first, last)} if ok else {})),
+                                            **({"note": "loss %s -> %s" % (first, last)} if ok else {})),
                                cause=None if ok else "%s pass: the loss did not go down (first quarter of the steps "
                                "%.4f, last quarter %.4f): the job did not train - check the data and the job's "
                                "settings" % (name, first, last)))
