@@ -3,6 +3,7 @@ docs/hardware-facts.md)."""
 from __future__ import annotations
 
 import json
+import re
 
 import os
 
@@ -231,3 +232,184 @@ def test_proc_modules_and_peermem():
     assert peermem_module(parse_proc_modules("nvidia 1 0 - Live 0x0\n")) is None
     with pytest.raises(GpuParseError, match="line 1"):
         parse_proc_modules("garbage\n")
+
+
+# --------------------------------------------------------------------------- variants from other drivers / versions
+
+def _v100(old, new, count=1):
+    text = fx("smi_qx_v100s_460.xml")
+    assert old in text
+    return text.replace(old, new, count)
+
+
+def test_smi_xml_unknown_values_are_none_not_no():
+    """nvidia-smi prints N/A, "Unknown Error", "[GPU requires reset]", "Requested functionality has been
+    deprecated" (driver 575: display_mode, reset_required) where NVML gave no value: never a Yes/No, never a number."""
+    text = _v100("<persistence_mode>Disabled</persistence_mode>", "<persistence_mode>Unknown Error</persistence_mode>")
+    text = text.replace("<current_ecc>Enabled</current_ecc>",
+                        "<current_ecc>Requested functionality has been deprecated</current_ecc>")
+    text = text.replace("<serial>1562920006088</serial>", "<serial>[GPU requires reset]</serial>")
+    g = parse_smi_xml(text)["gpus"][0]
+    assert g["persistence_mode"] is None and g["ecc_mode"] is None and g["serial"] is None
+
+
+def test_smi_xml_retired_pages_pending_unknown_is_none():
+    both = "<pending_blacklist>No</pending_blacklist>\n            <pending_retirement>No</pending_retirement>"
+    g = parse_smi_xml(_v100(both, "<pending_blacklist>N/A</pending_blacklist><pending_retirement>N/A"
+                                  "</pending_retirement>"))["gpus"][0]
+    assert g["retired_pages"]["pending"] is None  # R418 <pending_blacklist> and R450+ <pending_retirement> both N/A
+    old = _v100(both, "<pending_blacklist>Yes</pending_blacklist>")  # a driver printing only the older element
+    assert parse_smi_xml(old)["gpus"][0]["retired_pages"]["pending"] is True
+
+
+def test_smi_xml_row_remap_unknown_flags_are_none_and_all_na_block_is_no_remapping():
+    text = fx("smi_qx_l4_555.xml")
+    na = text.replace("<remapped_row_pending>No</remapped_row_pending>",
+                      "<remapped_row_pending>N/A</remapped_row_pending>")
+    rr = parse_smi_xml(na)["gpus"][0]["remapped_rows"]
+    assert rr["pending"] is None and rr["failure"] is False
+    for tag in ("remapped_row_corr", "remapped_row_unc", "remapped_row_pending", "remapped_row_failure"):
+        text = re.sub(r"<%s>[^<]*</%s>" % (tag, tag), "<%s>N/A</%s>" % (tag, tag), text)
+    assert parse_smi_xml(text)["gpus"][0]["remapped_rows"] is None
+
+
+def test_smi_xml_throttle_reason_not_reported_is_left_out_not_false():
+    text = _v100("<clocks_throttle_reason_hw_slowdown>Not Active</clocks_throttle_reason_hw_slowdown>",
+                 "<clocks_throttle_reason_hw_slowdown>Not Supported</clocks_throttle_reason_hw_slowdown>")
+    g = parse_smi_xml(text)["gpus"][0]
+    assert "hw_slowdown" not in g["throttle"] and len(g["throttle"]) == 8
+    # a driver printing the new block name with the old leaf prefix still gives its reasons
+    mixed = fx("smi_qx_v100s_460.xml").replace("<clocks_throttle_reasons>", "<clocks_event_reasons>").replace(
+        "</clocks_throttle_reasons>", "</clocks_event_reasons>")
+    g = parse_smi_xml(mixed)["gpus"][0]
+    assert g["throttle_element"] == "clocks_event_reasons" and len(g["throttle"]) == 9
+
+
+def test_smi_xml_instant_and_average_power_draw_of_newer_drivers():
+    """Driver 575 (and 570 B200 nodes) print <instant_power_draw>/<average_power_draw>, no <power_draw>."""
+    text = fx("smi_qx_l4_555.xml")
+    text = re.sub(r"<power_draw>[^<]*</power_draw>",
+                  "<average_power_draw>11.15 W</average_power_draw><instant_power_draw>11.26 W</instant_power_draw>",
+                  text, count=1)
+    assert parse_smi_xml(text)["gpus"][0]["power_draw_w"] == 11.26
+    only_avg = text.replace("<instant_power_draw>11.26 W</instant_power_draw>", "")
+    assert parse_smi_xml(only_avg)["gpus"][0]["power_draw_w"] == 11.15
+
+
+def test_nvlink_status_nvml_message_instead_of_links():
+    s = parse_nvlink_status(fx("nvlink_s_b200_all_inactive.txt"))
+    assert s[0]["links"] == {0: 50.0, 1: 50.0} and "error" not in s[0]
+    assert s[1]["links"] == {} and "all links are inActive" in s[1]["error"]
+    assert s[2]["links"] == {0: 50.0, 1: None}
+    e = parse_nvlink_errors("GPU 0: NVIDIA B200 (UUID: GPU-x)\nNVML: Unable to retrieve NVLink information as all "
+                            "links are inActive\nGPU 1: NVIDIA B200 (UUID: GPU-y)\n\t Link 0: Replay Errors: 3\n")
+    assert e == {0: {}, 1: {0: {"replay": 3}}}
+    with pytest.raises(GpuParseError, match="line 3"):  # a message after links is not this form
+        parse_nvlink_status("GPU 0: X\n\t Link 0: 50 GB/s\nNVML: something else\n")
+
+
+@pytest.mark.parametrize("parser", [parse_smi_xml, parse_nvlink_status, parse_nvlink_errors, parse_topo_matrix])
+def test_smi_without_its_library_is_refused_as_a_tool_error(parser):
+    text = ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA "
+            "Display Driver is properly installed and present in your system.\n")
+    with pytest.raises(GpuParseError, match="tool reported an error"):
+        parser(text)
+
+
+def test_nvlink_errors_na_counter_is_left_out_not_zero():
+    e = parse_nvlink_errors("GPU 0: NVIDIA B200 (UUID: GPU-x)\n\t Link 0: Replay Errors: 0\n"
+                            "\t Link 0: CRC Flit Errors: N/A\n\t Link 0: ECC-DL Errors: 2\n")
+    assert e == {0: {0: {"replay": 0, "ecc_dl": 2}}}
+
+
+def test_topo_gpu_numa_id_column_and_na_affinity():
+    topo = parse_topo_matrix(fx("topo_h100_4gpu_gpu_numa_id.txt"))
+    assert topo["columns"] == ["GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1", "NIC2", "NIC3"]
+    assert topo["cpu_affinity"]["GPU1"] == "4,12,20,28" and topo["numa_affinity"]["GPU3"] == "5"
+    assert topo["gpu_nic"]["GPU2"]["mlx5_2"] == "PIX" and "NIC3" in topo["matrix"]
+    small = parse_topo_matrix(fx("topo_2gpu_legend.txt"))
+    assert small["numa_affinity"] == {"GPU0": None, "GPU1": None} and small["cpu_affinity"]["GPU0"] == "0-11"
+    numa_only = parse_topo_matrix("        GPU0    GPU1    NUMA Affinity\nGPU0     X      NV4     1\n"
+                                  "GPU1    NV4  X  1\n")
+    assert numa_only["numa_affinity"] == {"GPU0": "1", "GPU1": "1"} and numa_only["cpu_affinity"] == {}
+
+
+@pytest.mark.parametrize("qualifier", ["strange", "overdriven"])
+def test_lspci_link_above_capability_qualifiers(qualifier):
+    """pciutils 3.6/3.7 print "(strange)", later ones "(overdriven)" when the status exceeds the capability."""
+    text = "LnkCap:\tPort #0, Speed 8GT/s, Width x8\nLnkSta:\tSpeed 8GT/s, Width x16 (%s)\n" % qualifier
+    sta = parse_lspci_link(text)["sta"]
+    assert (sta["width"], sta["width_downgraded"], sta["speed_downgraded"]) == (16, False, False)
+
+
+def test_lspci_refuses_two_devices():
+    two = fx("lspci_vv_gen4.txt") + "\n" + fx("lspci_vv_gen4.txt")
+    with pytest.raises(GpuParseError, match="more than one device"):
+        parse_lspci_link(two)
+
+
+def test_proc_modules_permanent_is_not_a_user():
+    mods = parse_proc_modules("nvidia 35274752 2 nvidia_uvm,[permanent], Live 0x0 (POE)\n"
+                              "nvidia_peermem 16384 0 - Loading 0x0 (POE)\n")
+    assert mods["nvidia"]["used_by"] == ["nvidia_uvm"]
+    assert peermem_module(mods) is None  # still loading
+
+
+def test_dcgmi_diag_4x_entity_layout_and_test_summary():
+    diag = parse_dcgmi_diag(fx("dcgmi_diag_r2_4.x_entity_schema.json"))
+    assert diag["version"] == "4.1.1"
+    sw, pcie, nvb = diag["tests"]
+    assert [(r["gpus"], r["status"], r["failing"]) for r in sw["results"]] == [("0", "pass", None),
+                                                                              ("1", "fail", "1")]
+    assert sw["results"][1]["warnings"][0].endswith("on GPU 1. (DCGM error 83)")
+    assert [r["status"] for r in pcie["results"]] == ["pass", "skip"] and "24.45 GB/s" in pcie["results"][0]["info"][0]
+    assert nvb["results"] == [{"gpus": "", "status": "warn", "failing": "", "info": [],
+                               "warnings": ["nvbandwidth reported a problem that is tied to no GPU (DCGM error 1)"]}]
+
+
+def test_dcgmi_diag_4x_summary_fail_not_tied_to_an_entity_is_kept():
+    doc = json.loads(fx("dcgmi_diag_r2_4.x_entity_schema.json"))
+    pcie = doc["DCGM Diagnostic"]["test_categories"][1]["tests"][0]
+    pcie["test_summary"] = {"status": "Fail", "warnings": [{"warning": "host-side failure", "error_id": 7}]}
+    cpu = {"entity_group": "CPU", "entity_group_id": 7, "entity_id": 0, "status": "Pass"}
+    pcie["results"].append(cpu)
+    diag = parse_dcgmi_diag(json.dumps(doc))
+    results = diag["tests"][1]["results"]
+    assert results[-1]["status"] == "fail" and results[-1]["warnings"] == ["host-side failure (DCGM error 7)"]
+    assert results[2] == {"gpus": "", "entity": "CPU 0", "status": "pass", "failing": None, "warnings": [],
+                          "info": []}
+
+
+def test_dcgmi_diag_3_3_gpu_id_and_warnings_key():
+    diag = parse_dcgmi_diag(fx("dcgmi_diag_r1_3.3_gpu_id.json"))
+    assert diag["version"] == "3.3.9"
+    by = {t["name"]: t["results"] for t in diag["tests"]}
+    pr = by["Page Retirement/Row Remap"][0]
+    assert (pr["gpus"], pr["failing"]) == ("3", "3")
+    assert pr["warnings"] == ["Pending page retirements together with a DBE were detected on GPU 3. (DCGM error 83)"]
+    env = by["Environment Variables"][0]
+    assert (env["gpus"], env["status"], env["failing"]) == ("", "warn", "")  # gpu_id -1: about no GPU
+    assert [r["gpus"] for r in by["PCIe"]] == ["0", "1"]
+
+
+@pytest.mark.parametrize("text", [
+    '{"DCGM Diagnostic": {"version": "4.2.3", "runtime_error": "Error: the diagnostic could not run"}}',
+    '{\n  "DCGM GPU Diagnostic": {"runtime_error": "Unable to start the diagnostic", "version": "3.3.9"}\n}',
+])
+def test_dcgmi_diag_runtime_error_is_refused_with_dcgms_words(text):
+    with pytest.raises(GpuParseError, match="reported an error.*(could not run|Unable to start)"):
+        parse_dcgmi_diag(text)
+
+
+def test_dcgmi_diag_host_engine_not_running():
+    with pytest.raises(GpuParseError, match="tool reported an error"):
+        parse_dcgmi_diag("Error: unable to establish a connection to the specified host engine.\n")
+
+
+def test_smi_query_yes_no_fields_under_numeric_prefixes_and_lost_gpu_values():
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.smi_parse import parse_nvidia_smi_query
+    rows = parse_nvidia_smi_query("index, retired_pages.pending, power.management, power.draw [W]\n"
+                                  "0, No, Enabled, 65.43 W\n1, Yes, [Not Supported], [GPU requires reset]\n")
+    assert rows[0] == {"index": 0, "retired_pages.pending": "No", "power.management": "Enabled", "power.draw": 65.43}
+    assert rows[1]["retired_pages.pending"] == "Yes" and rows[1]["power.draw"] is None
+    assert rows[1]["power.management"] is None

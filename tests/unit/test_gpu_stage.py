@@ -318,3 +318,22 @@ def test_the_per_gpu_and_per_hca_lines_say_which_and_read_as_measurements(tmp_pa
     assert model and all(line.startswith("measured all 8 GPUs (expected") for line in model), model
     hca = [(c["hca"], details(c)) for c in checks if c["check"] == "hca_pcie_link"]
     assert hca and all(line.startswith("%s: measured x" % dev) for dev, line in hca), hca
+
+
+def test_a_gpu_state_nvidia_smi_did_not_report_fails_as_not_reported_never_as_a_reading(tmp_path):
+    """The parsers give None for N/A or an NVML error text (persistence mode, ECC mode and counts, the page
+    retirement pending flag): the checks name it 'not reported' and fail - before, None read as 'Disabled' (a
+    reading nobody made) or passed as 'none pending'."""
+    m = pod(tmp_path)
+    g = m["nodes"]["sim-dgx2"]["facts"]["smi"]["gpus"][3]
+    g["persistence_mode"] = None
+    g["ecc_mode"] = None
+    g["ecc"] = {"volatile": {"uncorrectable": None}}
+    g["retired_pages"] = dict(g["retired_pages"] or {"single_bit": 0, "double_bit": 0}, pending=None)
+    g["remapped_rows"] = None
+    failed = {c["check"]: c for c in bad(run_eval(m))}
+    for check in ("gpu_persistence_mode", "gpu_ecc", "gpu_memory_retirement"):
+        c = failed[check]
+        assert c["host"] == "sim-dgx2" and c["gpu"] == g["index"] and "not reported" in c["measured"], c
+        assert "did not report" in c["cause"] or "reported neither" in c["cause"], c
+    assert all(c["host"] == "sim-dgx2" for c in failed.values())

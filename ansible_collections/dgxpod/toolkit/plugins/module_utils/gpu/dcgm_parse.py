@@ -29,7 +29,19 @@ def parse_dcgmi_diag(text: str) -> Dict[str, Any]:
       Deployment tests have ONE result for all GPUs and no ``gpu_ids``; ``warnings`` and ``info`` are plain
       strings; status ``Pass | Fail | Skip``; 3.x adds ``version`` next to the root key;
     - the NVVS JSON (``nvvs -j``; DCGM 3.1 captures): Deployment ``gpu_ids`` lists every GPU ("0,1,...,7"),
-      ``warnings`` is a list of ``{warning, error_id}``, ``info`` a list; ``null`` entries between tests.
+      ``warnings`` is a list of ``{warning, error_id}``, ``info`` a list; ``null`` entries between tests;
+    - ``dcgmi diag -j`` of DCGM 3.2/3.3 (dcgmi/Diag.cpp at DCGM 3.3.9): a per-GPU result names its GPU in
+      ``gpu_id`` (one id), a Deployment result carries the ``gpu_id`` of its error (-1: none) and its warning
+      objects hold the text under ``warnings``, not ``warning``;
+    - DCGM 4.x (dcgmi/Diag.cpp ``HelperJsonBuildOutput``, NvvsJsonStrings.h): the root key is ``DCGM
+      Diagnostic``, a result names its entity (``entity_group`` "GPU", ``entity_id``), each test has a
+      ``test_summary`` {status, warnings} and the version is ``metadata.version``. A test whose summary failed
+      or warned while none of its per-entity results did gets the summary as one more result (the errors DCGM
+      tied to no entity); a test with only a summary gets it as its result. Results of another entity group
+      (a CPU) keep ``gpus`` "" and ``entity`` "CPU 0".
+
+    ``{"DCGM [GPU ]Diagnostic": {"runtime_error": "..."}}`` (what dcgmi -j prints when the diagnostic could not
+    run) is refused with DCGM's message.
 
     A Deployment test covers every GPU, so its ``gpu_ids`` (or their absence) does not say which GPU failed:
     DCGM names it in the message ("Pending page retirements together with a DBE were detected on GPU 2.").
@@ -47,9 +59,14 @@ def parse_dcgmi_diag(text: str) -> Dict[str, Any]:
     except ValueError as exc:
         line = text[:start].count("\n") + getattr(exc, "lineno", 1)
         raise GpuParseError(tool, "not valid JSON (%s)" % exc, line) from None
-    root = doc.get("DCGM GPU Diagnostic") if isinstance(doc, dict) else None
+    root = None
+    if isinstance(doc, dict):
+        root = next((doc[k] for k in _ROOT_KEYS if k in doc), None)
+    if isinstance(root, dict) and root.get("runtime_error"):
+        raise GpuParseError(tool, "the tool reported an error instead of its output: %r" % root["runtime_error"])
     if not isinstance(root, dict) or not isinstance(root.get("test_categories"), list):
-        raise GpuParseError(tool, "expected {\"DCGM GPU Diagnostic\": {\"test_categories\": [...]}}")
+        raise GpuParseError(tool, "expected {\"DCGM GPU Diagnostic\" (DCGM 2.x/3.x) or \"DCGM Diagnostic\" (4.x): "
+                            "{\"test_categories\": [...]}}")
     tests = []
     for cat in root["test_categories"]:
         if not isinstance(cat, dict):
@@ -61,26 +78,53 @@ def parse_dcgmi_diag(text: str) -> Dict[str, Any]:
                 raise GpuParseError(tool, "a test in category %r has no name" % cat.get("category"))
             results = []
             for r in test.get("results") or []:
-                if not isinstance(r, dict):
-                    raise GpuParseError(tool, "test %r: a result is not an object: %r" % (test["name"], r))
-                status = str(r.get("status", "")).strip().lower()
-                if status not in _PASS:
-                    raise GpuParseError(tool, "test %r: unknown status %r" % (test["name"], r.get("status")))
-                warnings = []
-                for w in _as_list(r.get("warnings")):
-                    if isinstance(w, dict):
-                        warnings.append(("%s (DCGM error %s)" % (w.get("warning"), w["error_id"]))
-                                        if w.get("error_id") is not None else str(w.get("warning")))
-                    else:
-                        warnings.append(str(w))
-                gpus = "" if r.get("gpu_ids") is None else str(r["gpu_ids"])
-                results.append({"gpus": gpus, "status": _PASS[status],
-                                "failing": (_failing_gpus(gpus, warnings) if _PASS[status] in ("fail", "warn")
-                                            else None),
-                                "warnings": warnings, "info": [str(i) for i in _as_list(r.get("info"))]})
+                results.append(_result(tool, test["name"], r))
+            summary = test.get("test_summary")
+            if summary is not None:
+                s = _result(tool, test["name"], summary)
+                if not results or (s["status"] in ("fail", "warn")
+                                   and not any(x["status"] in ("fail", "warn") for x in results)):
+                    results.append(s)
             tests.append({"category": cat.get("category"), "name": test["name"], "results": results})
-    version = doc.get("version") if doc.get("version") is not None else root.get("version")
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    version = next((v for v in (doc.get("version"), root.get("version"), meta.get("version")) if v is not None), None)
     return {"version": version, "tests": tests}
+
+
+_ROOT_KEYS = ("DCGM GPU Diagnostic", "DCGM Diagnostic")  # DCGM 2.x/3.x, 4.x (NvvsJsonStrings.h NVVS_NAME)
+
+
+def _result(tool: str, test: str, r: Any) -> Dict[str, Any]:
+    """One result (or a DCGM 4 test_summary) of a test -> {gpus, status, failing, warnings, info[, entity]}."""
+    if not isinstance(r, dict):
+        raise GpuParseError(tool, "test %r: a result is not an object: %r" % (test, r))
+    status = str(r.get("status", "")).strip().lower()
+    if status not in _PASS:
+        raise GpuParseError(tool, "test %r: unknown status %r" % (test, r.get("status")))
+    warnings = []
+    for w in _as_list(r.get("warnings")):
+        if isinstance(w, dict):
+            text = w.get("warning") if w.get("warning") is not None else w.get("warnings")  # 3.3: "warnings"
+            warnings.append(("%s (DCGM error %s)" % (text, w["error_id"]))
+                            if w.get("error_id") is not None else str(text))
+        else:
+            warnings.append(str(w))
+    out: Dict[str, Any] = {}
+    if r.get("gpu_ids") is not None:
+        gpus = str(r["gpu_ids"])
+    elif r.get("gpu_id") is not None:  # 3.2/3.3 dcgmi; a Deployment error not about one GPU has -1
+        gpus = "" if str(r["gpu_id"]).strip().startswith("-") else str(r["gpu_id"]).strip()
+    elif r.get("entity_id") is not None:  # 4.x
+        group = str(r.get("entity_group") or "GPU")
+        gpus = str(r["entity_id"]) if group.upper() == "GPU" else ""
+        if group.upper() != "GPU":
+            out["entity"] = "%s %s" % (group, r["entity_id"])
+    else:
+        gpus = ""
+    out.update({"gpus": gpus, "status": _PASS[status],
+                "failing": _failing_gpus(gpus, warnings) if _PASS[status] in ("fail", "warn") else None,
+                "warnings": warnings, "info": [str(i) for i in _as_list(r.get("info"))]})
+    return {k: out[k] for k in ("gpus", "status", "failing", "warnings", "info", "entity") if k in out}
 
 
 def _as_list(value: Any) -> List[Any]:

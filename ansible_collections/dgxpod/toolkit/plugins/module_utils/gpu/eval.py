@@ -117,11 +117,15 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
                                "%s is a %s, expected a %s (%s)" % (_gpu_where(node, g), g["name"], exp["family"],
                                                                    model)),
                     exp["family"], source)
-    out += _per_gpu("gpu_persistence_mode", node, gpus,
-                    lambda g: (g.get("persistence_mode") is True, "Enabled" if g.get("persistence_mode") else
-                               "Disabled", "%s: persistence mode is off (nvidia-persistenced not running?)"
-                               % _gpu_where(node, g)),
-                    "Enabled", "NVIDIA driver persistence documentation; DGX OS enables nvidia-persistenced")
+    def persistence(g):
+        mode = g.get("persistence_mode")
+        if mode is None:  # N/A or an NVML error text: not a "Disabled" reading
+            return False, "not reported", "%s: nvidia-smi did not report the persistence mode (N/A or an NVML " \
+                "error): check the GPU and the driver" % _gpu_where(node, g)
+        return mode is True, "Enabled" if mode else "Disabled", \
+            "%s: persistence mode is off (nvidia-persistenced not running?)" % _gpu_where(node, g)
+    out += _per_gpu("gpu_persistence_mode", node, gpus, persistence, "Enabled",
+                    "NVIDIA driver persistence documentation; DGX OS enables nvidia-persistenced")
 
     def ecc(g):
         vol = (g.get("ecc") or {}).get("volatile") or {}
@@ -131,6 +135,9 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
         if unc:
             return False, unc, "%s: %d volatile uncorrectable ECC error(s) since the driver loaded" % (
                 _gpu_where(node, g), unc)
+        if unc is None and g.get("ecc_mode") is None:  # neither the mode nor a count: nothing says it is sound
+            return False, "not reported", "%s: nvidia-smi reported neither the ECC mode nor the ECC error counts " \
+                "(N/A or an NVML error): check the GPU and the driver" % _gpu_where(node, g)
         return True, unc, ""
     out += _per_gpu("gpu_ecc", node, gpus, ecc, 0, SRC_SMI + "; " + SRC_PAGE_RETIREMENT, "uncorrectable errors",
                     how="=")
@@ -141,6 +148,9 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
             total = (rp.get("single_bit") or 0) + (rp.get("double_bit") or 0)
             if rp.get("pending"):
                 return False, "pending", "%s: a page retirement is pending (reset the GPU)" % _gpu_where(node, g)
+            if rp.get("pending") is None and not rr:  # the pending flag was N/A: not known to be clear
+                return False, "pending not reported", "%s: nvidia-smi did not report whether a page retirement is " \
+                    "pending (N/A or an NVML error)" % _gpu_where(node, g)
             if total >= RETIRED_PAGE_LIMIT:
                 return False, total, "%s: %d retired pages, the limit is %d" % (_gpu_where(node, g), total,
                                                                                  RETIRED_PAGE_LIMIT)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 
 class GpuParseError(ValueError):
@@ -39,6 +39,7 @@ _TOOL_FAILURES = (
     "Error: unable to establish a connection",
     "Error: Unable to",
     "Unable to connect to host engine",
+    "couldn't find libnvidia-ml.so",  # "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system."
 )
 
 
@@ -53,6 +54,16 @@ def _refuse_failure(tool: str, text: str) -> None:
 
 # --------------------------------------------------------------------------- nvidia-smi -q -x
 
+# What nvidia-smi prints where NVML gave no value (not supported, an NVML error, a lost GPU, a field retired by
+# the driver): never a reading. Compared case-insensitively, with or without the brackets.
+_SMI_UNKNOWN = ("", "n/a", "not supported", "unknown error", "insufficient permissions", "gpu is lost",
+                "gpu requires reset", "requested functionality has been deprecated", "not available", "unknown")
+
+
+def _unknown(value: str) -> bool:
+    return value.strip().strip("[]").strip().lower() in _SMI_UNKNOWN
+
+
 def _text(el: Optional[ET.Element], path: str) -> Optional[str]:
     if el is None:
         return None
@@ -60,7 +71,7 @@ def _text(el: Optional[ET.Element], path: str) -> Optional[str]:
     if found is None or found.text is None:
         return None
     value = found.text.strip()
-    return None if value in ("", "N/A", "[N/A]", "Not Supported", "[Not Supported]") else value
+    return None if _unknown(value) else value
 
 
 def _num(value: Optional[str]) -> Optional[float]:
@@ -77,9 +88,24 @@ def _int_or_none(value: Optional[str]) -> Optional[int]:
 
 
 def _yes(value: Optional[str]) -> Optional[bool]:
+    """Yes/Enabled/Active/True -> True, No/Disabled/Not Active/False -> False, anything else (N/A, an error
+    text) -> None: a value nvidia-smi did not give is not a "no"."""
     if value is None:
         return None
-    return value.strip().lower() in ("yes", "enabled", "active", "true")
+    v = value.strip().lower()
+    if v in ("yes", "enabled", "active", "true", "on"):
+        return True
+    if v in ("no", "disabled", "not active", "false", "off"):
+        return False
+    return None
+
+
+def _any_yes(*values: Optional[str]) -> Optional[bool]:
+    """True if any says yes, False if all that were given say no, None if none was given."""
+    answers = [_yes(v) for v in values]
+    if any(a is True for a in answers):
+        return True
+    return False if any(a is False for a in answers) else None
 
 
 def _ecc_counts(block: Optional[ET.Element]) -> Dict[str, Optional[int]]:
@@ -112,14 +138,15 @@ THROTTLE_REASONS = ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "
 def _throttle(gpu: ET.Element) -> Tuple[Optional[str], Dict[str, bool]]:
     """(element name used, {reason: active}). Drivers up to 535 print ``clocks_throttle_reasons`` /
     ``clocks_throttle_reason_*``; 550 and later ``clocks_event_reasons`` / ``clocks_event_reason_*``."""
-    for block_name, prefix in (("clocks_event_reasons", "clocks_event_reason_"),
-                               ("clocks_throttle_reasons", "clocks_throttle_reason_")):
+    for block_name in ("clocks_event_reasons", "clocks_throttle_reasons"):
         block = gpu.find(block_name)
         if block is not None:
             out = {}
             for leaf in block:
-                if leaf.tag.startswith(prefix) and leaf.text and leaf.text.strip() not in ("N/A",):
-                    out[leaf.tag[len(prefix):]] = leaf.text.strip().lower() == "active"
+                m = re.match(r"^clocks_(?:event|throttle)_reason_(\w+)$", leaf.tag)
+                active = _yes(leaf.text.strip()) if m and leaf.text else None
+                if active is not None:  # N/A, Not Supported, an error text: the reason is not known
+                    out[m.group(1)] = active
             return block_name, out
     return None, {}
 
@@ -132,7 +159,13 @@ def parse_smi_xml(text: str) -> Dict[str, Any]:
     {single_bit, double_bit, pending} (None where the GPU has no page retirement: Ampere and later),
     remapped_rows {correctable, uncorrectable, pending, failure} (None before Ampere), pcie {gen, max_gen,
     width, max_width}, throttle {reason: active}, throttle_element, temperature_c, temperature_slowdown_c,
-    temperature_shutdown_c, power_draw_w, power_limit_w."""
+    temperature_shutdown_c, power_draw_w (``power_draw``, else the ``instant_``/``average_power_draw`` of newer
+    drivers), power_limit_w.
+
+    A value nvidia-smi did not give (N/A, [Not Supported], Unknown Error, [GPU requires reset], "Requested
+    functionality has been deprecated") is None - a flag too (persistence_mode, ecc_mode, pending, failure), never
+    False; a throttle reason without a value is left out of ``throttle``; ``remapped_rows`` whose fields are all
+    N/A is None."""
     tool = "nvidia-smi -q -x"
     _refuse_failure(tool, text)
     start = text.find("<")
@@ -158,22 +191,23 @@ def parse_smi_xml(text: str) -> Dict[str, Any]:
         ecc = gpu.find("ecc_errors")
         retired = gpu.find("retired_pages")
         retired_out = None
-        if retired is not None and _text(retired, "multiple_single_bit_retirement/retired_count") is not None:
-            retired_out = {
-                "single_bit": _int_or_none(_text(retired, "multiple_single_bit_retirement/retired_count")),
-                "double_bit": _int_or_none(_text(retired, "double_bit_retirement/retired_count")),
-                "pending": bool(_yes(_text(retired, "pending_retirement"))
-                                or _yes(_text(retired, "pending_blacklist"))),
-            }
+        single = _int_or_none(_text(retired, "multiple_single_bit_retirement/retired_count"))
+        double = _int_or_none(_text(retired, "double_bit_retirement/retired_count"))
+        if single is not None or double is not None:
+            retired_out = {"single_bit": single, "double_bit": double,
+                           "pending": _any_yes(_text(retired, "pending_retirement"),
+                                               _text(retired, "pending_blacklist"))}
         remap = gpu.find("remapped_rows")
         remap_out = None
         if remap is not None and len(remap):
             remap_out = {
                 "correctable": _int_or_none(_text(remap, "remapped_row_corr")),
                 "uncorrectable": _int_or_none(_text(remap, "remapped_row_unc")),
-                "pending": bool(_yes(_text(remap, "remapped_row_pending"))),
-                "failure": bool(_yes(_text(remap, "remapped_row_failure"))),
+                "pending": _yes(_text(remap, "remapped_row_pending")),
+                "failure": _yes(_text(remap, "remapped_row_failure")),
             }
+            if all(v is None for v in remap_out.values()):
+                remap_out = None  # every field N/A: no row remapping on this GPU
         link = gpu.find("pci/pci_gpu_link_info")
         power = gpu.find("gpu_power_readings")
         if power is None:
@@ -201,7 +235,8 @@ def parse_smi_xml(text: str) -> Dict[str, Any]:
             "temperature_c": _num(_text(temp, "gpu_temp")),
             "temperature_slowdown_c": _num(_text(temp, "gpu_temp_slow_threshold")),
             "temperature_shutdown_c": _num(_text(temp, "gpu_temp_max_threshold")),
-            "power_draw_w": _num(_text(power, "power_draw")),
+            "power_draw_w": _num(_text(power, "power_draw") or _text(power, "instant_power_draw")
+                                 or _text(power, "average_power_draw")),
             "power_limit_w": _num(_text(power, "current_power_limit") or _text(power, "power_limit")),
         })
     return {"driver_version": driver, "cuda_version": _text(root, "cuda_version"),
@@ -212,7 +247,10 @@ def parse_smi_xml(text: str) -> Dict[str, Any]:
 
 _GPU_HEAD = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: ([^)]*)\))?\s*$")
 _LINK_SPEED = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>)\s*$")
-_LINK_ERR = re.compile(r"^Link (\d+): ([A-Za-z ]+?) Errors: (\d+)\s*$")
+_LINK_ERR = re.compile(r"^Link (\d+): ([A-Za-z][A-Za-z0-9 -]*?) Errors: (\d+|N/A|\[N/A\]|\[Not Supported\])\s*$")
+# printed under a GPU's header instead of its links when NVML has nothing for it, e.g. "NVML: Unable to retrieve
+# NVLink information as all links are inActive" (B200, driver 570; leptonai/gpud#1085)
+_NVML_GPU_MESSAGE = re.compile(r"^NVML:\s*(.+)$")
 
 
 def _nvlink_lines(tool: str, text: str) -> Iterator[Tuple[Optional[re.Match], int, str, str]]:
@@ -226,7 +264,10 @@ def _nvlink_lines(tool: str, text: str) -> Iterator[Tuple[Optional[re.Match], in
 
 
 def parse_nvlink_status(text: str) -> Dict[int, Dict[str, Any]]:
-    """``nvidia-smi nvlink -s`` -> {gpu index: {name, uuid, links: {link: GB/s or None (inactive)}}}."""
+    """``nvidia-smi nvlink -s`` -> {gpu index: {name, uuid, links: {link: GB/s or None (inactive)}}}.
+
+    A GPU under which nvidia-smi printed an ``NVML: ...`` message instead of its links ("Unable to retrieve NVLink
+    information as all links are inActive") has ``links`` {} (none reported) and ``error``: that message."""
     tool = "nvidia-smi nvlink -s"
     out: Dict[int, Dict[str, Any]] = {}
     current = None
@@ -234,6 +275,10 @@ def parse_nvlink_status(text: str) -> Dict[int, Dict[str, Any]]:
         if head:
             current = int(head.group(1))
             out[current] = {"name": head.group(2), "uuid": head.group(3), "links": {}}
+            continue
+        msg = _NVML_GPU_MESSAGE.match(line)
+        if msg and current is not None and not out[current]["links"] and "error" not in out[current]:
+            out[current]["error"] = line
             continue
         m = _LINK_SPEED.match(line)
         if m and current is not None:
@@ -246,7 +291,9 @@ def parse_nvlink_status(text: str) -> Dict[int, Dict[str, Any]]:
 def parse_nvlink_errors(text: str) -> Dict[int, Dict[int, Dict[str, int]]]:
     """``nvidia-smi nvlink -e`` -> {gpu: {link: {counter: value}}}. Counter names are snake_case of what the
     driver prints: ``replay``, ``recovery``, ``crc`` (single CRC line) or ``crc_flit`` / ``crc_data`` (the
-    layout with separate flit and data CRC counters). Blank lines between links are allowed."""
+    layout with separate flit and data CRC counters). Blank lines between links are allowed. A counter printed as
+    N/A is left out of its link's dict (not known, not 0). A GPU under which
+    nvidia-smi printed an ``NVML: ...`` message instead of its links has {} (no counter reported)."""
     tool = "nvidia-smi nvlink -e"
     out: Dict[int, Dict[int, Dict[str, int]]] = {}
     current = None
@@ -255,10 +302,14 @@ def parse_nvlink_errors(text: str) -> Dict[int, Dict[int, Dict[str, int]]]:
             current = int(head.group(1))
             out[current] = {}
             continue
+        if _NVML_GPU_MESSAGE.match(line) and current is not None and not out[current]:
+            continue
         m = _LINK_ERR.match(line)
         if m and current is not None:
-            key = m.group(2).strip().lower().replace(" ", "_")
-            out[current].setdefault(int(m.group(1)), {})[key] = int(m.group(3))
+            key = re.sub(r"[ -]+", "_", m.group(2).strip().lower())
+            counters = out[current].setdefault(int(m.group(1)), {})
+            if m.group(3).isdigit():  # a counter the GPU does not report (N/A) is left out, never 0
+                counters[key] = int(m.group(3))
             continue
         raise GpuParseError(tool, "expected 'GPU n: name' or 'Link n: <Name> Errors: <count>'", no, raw)
     return out
@@ -270,8 +321,9 @@ _TOPO_VALUE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|SOC|NV\d+|N/A)$")
 
 
 def parse_topo_matrix(text: str) -> Dict[str, Any]:
-    """``nvidia-smi topo -m`` -> {columns, matrix: {row: {column: value}}, cpu_affinity: {gpu: str},
-    numa_affinity: {gpu: str}, nics: {NICn: rdma device} (from the "NIC Legend", newer drivers),
+    """``nvidia-smi topo -m`` -> {columns, matrix: {row: {column: value}}, cpu_affinity: {gpu: str or None},
+    numa_affinity: {gpu: str or None} (None where nvidia-smi printed N/A; read by the header's column order),
+    nics: {NICn: rdma device} (from the "NIC Legend", newer drivers),
     gpu_nic: {GPUn: {nic device: value}}} (the NIC columns resolved through the legend).
 
     Older drivers name the NIC columns after the RDMA device (``mlx5_0``); newer ones print ``NIC0`` and a
@@ -290,10 +342,7 @@ def parse_topo_matrix(text: str) -> Dict[str, Any]:
     header = re.sub(r"\x1b\[[0-9;]*m", "", lines[head_no])
     tail_names = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
     device_part = header
-    tails: List[str] = []
-    for t in tail_names:
-        if t in header:
-            tails.append(t)
+    tails = sorted((t for t in tail_names if t in header), key=header.index)  # in the header's order
     if tails:
         device_part = header[:header.index(tails[0])]
     columns = device_part.split()
@@ -320,12 +369,12 @@ def parse_topo_matrix(text: str) -> Dict[str, Any]:
             raise GpuParseError(tool, "expected %d link types (X, NV#, PIX, PXB, PHB, NODE, SYS) after the row name"
                                 % len(columns), no + 1, lines[no])
         matrix[row] = dict(zip(columns, values, strict=True))
-        rest = parts[1 + len(columns):]
-        if row.startswith("GPU") and tails:
-            if rest:
-                cpu[row] = rest[0]
-            if len(rest) > 1 and "NUMA Affinity" in tails:
-                numa[row] = rest[1]
+        rest = dict(zip(tails, parts[1 + len(columns):], strict=False))  # NIC rows have no affinity cells
+        if row.startswith("GPU"):
+            if "CPU Affinity" in rest:
+                cpu[row] = None if rest["CPU Affinity"] == "N/A" else rest["CPU Affinity"]
+            if "NUMA Affinity" in rest:
+                numa[row] = None if rest["NUMA Affinity"] == "N/A" else rest["NUMA Affinity"]
     if not any(r.startswith("GPU") for r in matrix):
         raise GpuParseError(tool, "no GPU rows under the header", head_no + 1, lines[head_no])
     gpu_nic = {}
@@ -348,8 +397,11 @@ def nvlinks_from_topo(topo: Dict[str, Any]) -> Dict[str, Dict[str, int]]:
 
 # --------------------------------------------------------------------------- lspci -vv
 
-_LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(?:Port #\d+,\s*)?Speed ([\d.]+)GT/s(?: \((ok|downgraded)\))?,\s*"
-                  r"Width x(\d+)(?: \((ok|downgraded)\))?")
+# pciutils ls-caps.c link_compare(): " (ok)" / " (downgraded)" / " (strange)" (3.6-3.7), then "" / " (downgraded)" /
+# " (overdriven)" (status above capability)
+_LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(?:Port #\d+,\s*)?Speed ([\d.]+)GT/s"
+                  r"(?: \((ok|downgraded|strange|overdriven)\))?,\s*"
+                  r"Width x(\d+)(?: \((ok|downgraded|strange|overdriven)\))?")
 GT_TO_GEN = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
 
 
@@ -369,10 +421,14 @@ def parse_lspci_link(text: str) -> Dict[str, Any]:
         if gts not in GT_TO_GEN:
             raise GpuParseError(tool, "unknown PCIe speed %sGT/s" % gts, no, line)
         entry = {"gts": float(gts), "gen": GT_TO_GEN[gts], "width": int(width)}
+        key = "cap" if kind == "LnkCap" else "sta"
+        if key in out:
+            raise GpuParseError(tool, "a second %s line: the output of more than one device (lspci -vv -s <bdf>)"
+                                % kind, no, line)
         if kind == "LnkSta":
             entry["speed_downgraded"] = sq == "downgraded"
             entry["width_downgraded"] = wq == "downgraded"
-        out["cap" if kind == "LnkCap" else "sta"] = entry
+        out[key] = entry
     if "sta" not in out:
         raise GpuParseError(tool, "no LnkSta line (run lspci -vv as root for the link status)")
     return out
@@ -390,7 +446,8 @@ def parse_proc_modules(text: str) -> Dict[str, Dict[str, Any]]:
         parts = line.split()
         if len(parts) < 5 or not parts[1].isdigit():
             raise GpuParseError(tool, "expected 'name size refcount used_by state address'", no, line)
-        used = [u for u in parts[3].split(",") if u and u != "-"]
+        # "-" when unused; "[permanent]" (a module without an exit routine) is not a user
+        used = [u for u in parts[3].split(",") if u and u not in ("-", "[permanent]")]
         out[parts[0]] = {"size": int(parts[1]), "used_by": used, "state": parts[4]}
     return out
 

@@ -14,7 +14,9 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util i
 
 # --------------------------------------------------------------------------- nvidia-smi
 
-_NA = {"n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]"}
+_NA = {"n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]",
+       "[gpu is lost]", "[gpu requires reset]", "[requested functionality has been deprecated]",
+       "requested functionality has been deprecated"}
 _HEADER_UNIT = re.compile(r"^(?P<name>.+?)\s*\[(?P<unit>[^\]]+)\]$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _HEADER_CELL = re.compile(r"^[a-z_][a-z0-9_.]*(\s*\[[^\]]+\])?$")
@@ -37,9 +39,12 @@ _SMI_FORMAT = {
     "gpu_bus_id": r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$",
     "driver_version": r"^\d+(\.\d+)+$",
 }
-# fields whose values stay strings even when they look like numbers (driver 440.64, bus 0x0A, serial)
+# fields whose values stay strings even when they look like numbers (driver 440.64, bus 0x0A, serial), and the
+# Yes/No / Enabled/Disabled fields under a numeric prefix (nvidia-smi --help-query-gpu: retired_pages.pending,
+# power.management)
 _SMI_STRING_FIELDS = ("driver_version", "vbios_version", "serial", "gpu_serial", "uuid", "gpu_uuid", "name",
-                      "gpu_name", "gpu_bus_id", "pstate", "compute_mode", "persistence_mode")
+                      "gpu_name", "gpu_bus_id", "pstate", "compute_mode", "persistence_mode", "retired_pages.pending",
+                      "power.management")
 
 
 def _smi_value(name: str, value: str, unit: Optional[str]) -> Any:
