@@ -294,3 +294,169 @@ def test_nccl_more_real_logs():
         {"index": 0, "device": "mlx5_2", "port": 1, "link_layer": "IB"}] and sharp["net_ib"][0]["relaxed_ordering"]
     f = ncp.transport_facts(sharp)
     assert f["ib_devices"] == ["mlx5_2"] and f["ib_devices_by_host"] == {"gh1": ["mlx5_2"]}
+
+
+# --------------------------------------------------------------------------- other versions and options
+
+def test_per_iteration_columns_and_timestamps_v2_19():
+    # -I 1 puts i_min i_max i_p99 i_cv% after each place: the in-place numbers are the 2nd group, not columns 9-12
+    r = ncp.parse_nccl_tests(fixture("nccl_tests__src_v2_19_per_iter_new.txt"))
+    assert r["version"] == "2.19.2" and r["program"] == "all_gather_perf" and r["footer"]["concluded"]
+    assert r["time_column"] == "time" and [x["host"] for x in r["ranks"]] == ["dgx-a", "dgx-b"]
+    last = r["rows"][-1]
+    assert last["in_place"] == {"time_us": 117.9, "algbw": 35.58, "busbw": 17.79, "wrong": 0, "error": None,
+                                "per_iter": {"min_us": 114.6, "max_us": 129.5, "p99_us": 129.0, "cv_pct": 2.7}}
+    assert last["out_of_place"]["busbw"] == 17.67 and last["timestamp"] == "2026-07-03 10:15:01"
+    assert r["footer"]["avg_busbw"] == 13.205
+
+
+def test_cputime_header_and_last_error_after_the_footer():
+    # -C 1 (v2.13.4+) names the time column "cputime"; v2.13.4 - v2.17.2 print ncclGetLastError() after the footer
+    r = ncp.parse_nccl_tests(fixture("nccl_tests__src_v2_16_cputime_new.txt"))
+    assert r["time_column"] == "cputime" and len(r["rows"]) == 3 and len(r["ranks"]) == 8
+    assert r["rows"][2]["in_place"]["busbw"] == 226.13 and r["footer"]["avg_busbw"] == 209.317
+    with pytest.raises(ncp.ParseError, match="a result row after the footer"):
+        ncp.parse_nccl_tests(fixture("nccl_tests__src_v2_16_cputime_new.txt")
+                             + "   268435456      67108864     float     sum      -1   2011.2  133.47  233.57      0"
+                               "   2008.7  133.63  233.86      0\n")
+
+
+def test_old_abort_without_pid_names_the_host():
+    # before v2.10 TESTCHECK printed " .. HOST: Test failure file:line" (no pid), in the middle of the table
+    with pytest.raises(ncp.ParseError) as e:
+        ncp.parse_nccl_tests(fixture("nccl_tests__src_v2_9_abort_old.txt"))
+    msg = str(e.value)
+    assert "after 1 result row(s)" in msg and "node2 (rank 1): Test NCCL failure common.cu:393 unhandled system" in msg
+    why = ncp.abort_reasons(fixture("nccl_tests__src_v2_9_abort_old.txt"), {0: "node1", 1: "node2"})
+    assert [w["what"] for w in why[1:]] == ["Test failure common.cu:509", "Test failure all_gather.cu:87"]
+
+
+def test_test_nccl_failure_message_with_quotes_inside():
+    # NCCLCHECK (v2.13+) prints "'%s / %s'" with ncclGetLastError(), which may quote itself
+    why = ncp.abort_reasons("dgx-a: Test NCCL failure common.cu:1279 'unhandled cuda error (run with NCCL_DEBUG=INFO"
+                            " for details) / Cuda failure 'out of memory''\n")
+    assert why[0]["what"].endswith("/ Cuda failure 'out of memory'")
+
+
+def test_two_runs_in_one_output_are_refused():
+    # nccl-tests without MPI=1 started by mpirun: every process runs its own test and prints its own table
+    assert_refused(ncp.parse_nccl_tests, fixture("nccl_tests__nccl_tests_107_no_mpi_old.txt"), "nccl-tests output",
+                   "line 4: a second nccl-tests run in the same output")
+    both = (fixture("nccl_tests__wohlbier_dgx2_all_reduce_old.txt")
+            + fixture("nccl_tests__wohlbier_dgx2_broadcast_old.txt"))
+    assert_refused(ncp.parse_nccl_tests, both, "nccl-tests output", "a second nccl-tests run")
+
+
+def _with_lines(name, start, new):
+    lines = fixture(name).splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.strip().startswith(start))
+    lines[i:i] = new
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("warn", [
+    # NCCL 2.26+: "[%F %T] " before WARN lines by default (NCCL_DEBUG_TIMESTAMP_LEVELS), src/debug.cc
+    "[2026-03-01 10:00:01] ztan-mig-gq73:6733:6800 [0] transport/net_ib.cc:1370 NCCL WARN NET/IB : Got async event",
+    # newer NCCL: "file:line (function) NCCL WARN"
+    "ztan-mig-gq73:6733:6800 [0] proxy.cc:1541 (ncclProxyProgress) NCCL WARN [Proxy Service 8] Failed to execute",
+])
+def test_nccl_2_26_warn_lines_inside_the_table(warn):
+    text = _with_lines("nccl_tests__a3mega_ztan_h100_new.txt", "# Out of bounds", ["", warn])
+    r = ncp.parse_nccl_tests(text)
+    assert len(r["rows"]) == 31 and r["footer"]["avg_busbw"] == 70.742
+    text = _with_lines("nccl_tests__a3mega_ztan_h100_new.txt", "1048576 ", ["", warn])
+    assert len(ncp.parse_nccl_tests(text)["rows"]) == 31
+    why = ncp.abort_reasons(warn + "\n", {8: "ztan-mig-gq73"})
+    assert why[0]["host"] == "ztan-mig-gq73" and why[0]["ranks"] == [8] and why[0]["what"].startswith("NCCL WARN")
+
+
+def test_mpich_prepend_rank_chunks():
+    # NVIDIA/nccl#1453: "mpiexec -l" puts "[0] " before every chunk: "...  sum      -1[0] host:pid:tid [0] NCCL INFO"
+    lines = fixture("nccl_tests__a3mega_ztan_h100_new.txt").splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.strip().startswith("512 "))
+    row = lines[i]
+    cut = row.index("-1") + 2
+    lines[i:i + 1] = [row[:cut] + "[0] ztan-mig-235z:6899:6899 [0] NCCL INFO 512 Bytes -> Algo 0 proto 0 time 25.2",
+                      "ztan-mig-235z:6899:6899 [0] NCCL INFO 512 Bytes -> Algo 0 proto 0 time 25.2", row[cut:]]
+    r = ncp.parse_nccl_tests("".join("[0] %s\n" % ln for ln in lines))
+    got = next(x for x in r["rows"] if x["size"] == 512)
+    assert got["root"] == -1 and got["in_place"]["busbw"] == 0.01 and len(r["rows"]) == 31 and len(r["ranks"]) == 16
+
+
+def test_open_mpi_tag_output_ansi_codes_and_crlf():
+    text = fixture("nccl_tests__a3mega_ztan_h100_new.txt")
+    tagged = "".join("[1,0]<stdout>:\x1b[0m%s\r\n" % ln for ln in text.splitlines())
+    assert ncp.parse_nccl_tests(tagged) == ncp.parse_nccl_tests(text)
+
+
+def test_stderr_inside_the_table_is_set_aside_unless_a_row_hides_in_it():
+    banner = ["--------------------------------------------------------------------------",
+              "WARNING: There was an error initializing an OpenFabrics device.",
+              "NCCL version 2.21.5+cuda12.4",
+              "[ztan-mig-235z:06899] 15 more processes have sent help message help-mpi-btl-openib.txt"]
+    r = ncp.parse_nccl_tests(_with_lines("nccl_tests__a3mega_ztan_h100_new.txt", "1048576 ", banner))
+    assert len(r["rows"]) == 31
+    lines = fixture("nccl_tests__a3mega_ztan_h100_new.txt").splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.strip().startswith("1048576 "))
+    lines[i] = "[ztan-mig-235z:06899] warning: " + lines[i]
+    assert_refused(ncp.parse_nccl_tests, "\n".join(lines) + "\n", "nccl-tests output",
+                   "line %d: a result row with other text before it" % (i + 1))
+
+
+def test_avg_nan_and_a_cut_footer():
+    text = fixture("nccl_tests__src_v2_13_no_check.txt")
+    r = ncp.parse_nccl_tests(text.replace("# Avg bus bandwidth    : 2.8873", "# Avg bus bandwidth    : -nan"))
+    assert r["footer"]["avg_busbw"] != r["footer"]["avg_busbw"]   # nan, as printed
+    cut = text[:text.index("2.8873") + 4]
+    assert_refused(ncp.parse_nccl_tests, cut, "nccl-tests output", "the last line has no newline")
+
+
+@pytest.mark.parametrize("text,words", [
+    ("#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n 8 2 float sum x 0 0 0 0 0 0 0 0\n"
+     "# Out of bounds values : 0 OK\n# Avg bus bandwidth : 0\n#\n", "line 2: expected the root rank, got 'x'"),
+    ("#  size count type time algbw busbw #wrong i_avg time algbw busbw #wrong i_avg\n", "does not know: 'i_avg'"),
+    ("#  size count type time algbw busbw #wrong time algbw busbw #wrong\n 8 2 float 1 0 0 0 1 0 0 0 1.5 x\n"
+     "# Out of bounds values : 0 OK\n# Avg bus bandwidth : 0\n#\n", "13 fields, expected 11 (text glued to the row?)"),
+    ("#  size count type time algbw busbw #wrong time algbw busbw #wrong\n 8 2 float 1 0 0 0.5 1 0 0 0\n"
+     "# Out of bounds values : 0 OK\n# Avg bus bandwidth : 0\n#\n", "expected a count of wrong elements, got '0.5'"),
+    ("#  size count type time algbw busbw #wrong time algbw busbw #wrong\n 8 2 float 1 0 0 0 1 0 0 0\n"
+     "# Out of bounds values : 0 OK\n# Avg bus bandwidth : twelve\n#\n", "line 4: cannot read this footer line"),
+])
+def test_nccl_tests_malformed_more(text, words):
+    assert_refused(ncp.parse_nccl_tests, text, "nccl-tests output", words)
+
+
+def test_json_cputime_and_bad_footers():
+    import json
+    doc = json.loads(fixture("nccl_tests_json__src_v2_19.json"))
+    for res in doc["results"]:
+        for k in ("out_of_place", "in_place"):
+            res[k]["cpu_time"] = res[k].pop("time")
+    assert ncp.parse_nccl_tests_json(json.dumps(doc))["time_column"] == "cputime"
+    for key, val in (("out_of_bounds", 0), ("average_bus_bandwidth", {"okay": "true"}), ("config", "x")):
+        bad = dict(doc, **{key: val})
+        with pytest.raises(ncp.ParseError, match="nccl-tests JSON output: "):
+            ncp.parse_nccl_tests_json(json.dumps(bad))
+    inf = fixture("nccl_tests_json__src_v2_19.json").replace('"alg_bw": 48.806', '"alg_bw": inf')
+    assert_refused(ncp.parse_nccl_tests_json, inf, "nccl-tests JSON output", "a bare 'inf' value")
+    # a run that fails still closes the file (jsonOutputFinalize): valid JSON, no footer
+    stopped = {k: v for k, v in doc.items() if k not in ("out_of_bounds", "average_bus_bandwidth")}
+    assert_refused(ncp.parse_nccl_tests_json, json.dumps(stopped), "nccl-tests JSON output", "stopped before the end")
+
+
+def test_open_mpi_signal_line_names_rank_and_host():
+    text = (fixture("nccl_tests__nccl_tests_252_ring_new.txt").split("# Out of bounds")[0]
+            + "--------------------------------------------------------------------------\n"
+              "mpirun noticed that process rank 9 with PID 0 on node dgx-b exited on signal 9 (Killed).\n")
+    assert_refused(ncp.parse_nccl_tests, text, "nccl-tests output", "after 5 result row(s): dgx-b (rank 9): "
+                   "exited on signal 9 (Killed)")
+
+
+def test_transport_lines_with_timestamps_rank_prefixes_and_colours():
+    r = ncp.parse_nccl_transport(
+        "[1] [2026-03-01 10:00:00] dgx-b:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA"
+        "\r\n"
+        "[1,3]<stdout>:\x1b[32mdgx-c:1:2 [3] NCCL INFO Channel 01/0 : 3[3] -> 11[3] [send] via NET/IB/3(19)/GDRDMA"
+        "\x1b[0m\n")
+    assert [(c["host"], c["net_dev"], c["proxy_rank"]) for c in r["connections"]] == [("dgx-b", 0, None),
+                                                                                     ("dgx-c", 3, 19)]

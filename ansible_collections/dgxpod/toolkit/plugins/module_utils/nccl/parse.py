@@ -4,11 +4,16 @@
 - ``parse_nccl_tests``: the text nccl-tests prints (all_reduce_perf, all_gather_perf, ...), every released
   layout, read from its own column header: before v2.13 ``size count type [redop] [root] time algbw busbw
   error`` (error = max delta, e.g. ``2e-07``), from v2.13 ``size count type redop root ... #wrong`` (a
-  count), ``N/A`` with ``-c 0``; the footer (``# Out of bounds values : N OK|FAILED``, ``# Avg bus
-  bandwidth : X``, newer ``# Collective test concluded: <prog>``); NCCL INFO/WARN lines interleaved with
-  the table (NCCL_DEBUG=INFO writes to the same stdout, sometimes in the middle of a row) are set aside.
-  A run that stops before the footer raises ValueError naming the ranks and hosts that reported the error
-  (``NCCL WARN``, ``Test NCCL failure``, ``Test timeout``).
+  count), ``N/A`` with ``-c 0``; ``cputime`` for ``time`` with -C 1 (v2.13.4+), the per-iteration columns
+  ``i_min i_max i_p99 i_cv%`` after each place with -I 1 (v2.19.2+), a trailing ``timestamp`` with -S 1; the
+  footer (``# Out of bounds values : N OK|FAILED``, ``# Avg bus bandwidth : X``, newer ``# Collective test
+  concluded: <prog>``, and the bare ncclGetLastError() line v2.13.4 - v2.17.2 print after it); NCCL
+  INFO/WARN lines interleaved with the table (NCCL_DEBUG=INFO writes to the same stdout, sometimes in the
+  middle of a row; NCCL 2.26+ WARN lines start with a timestamp) and other stderr lines are set aside; ANSI
+  codes and Open MPI/MPICH rank tags are dropped. Two runs in one output (nccl-tests without MPI=1 under
+  mpirun) are refused. A run that stops before the footer raises ValueError naming the ranks and hosts
+  that reported the error (``NCCL WARN``, ``Test NCCL failure``, ``Test failure``, ``Test timeout``, Open
+  MPI's ``exited on signal``).
 - ``parse_nccl_tests_json``: the ``-J file.json`` output of nccl-tests >= v2.19 (same result shape).
 - ``parse_nccl_transport``: what an ``NCCL_DEBUG=INFO`` log says about the transports NCCL chose, NCCL
   2.4 - 2.30 (``Channel ... via NET/IB/0/GDRDMA``, ``GDRDMA(PCI)``, PXN ``NET/IB/0(8)``, plugins
@@ -27,15 +32,25 @@ from typing import Any, Dict, List, Optional, Tuple
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers import ParseError
 
 
+# terminal colour/cursor codes (a captured tty, kubectl/srun wrappers), Open MPI's --tag-output prefix
+# "[jobid,rank]<stdout>:" and MPICH's -prepend-rank "[rank] " (put before every chunk a rank writes, so also in
+# the middle of a line: "...  sum      -1[0] host:pid:tid [0] NCCL INFO ...") are not part of what the tools printed
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_MPI_TAG = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[\d+\] )")
+
+
 def _lines(text: str) -> List[Tuple[int, str]]:
     if not isinstance(text, str):
         raise TypeError("expected the tool's output as a string, got %s" % type(text).__name__)
-    return [(i, line.rstrip()) for i, line in enumerate(text.splitlines(), 1)]
+    return [(i, _MPI_TAG.sub("", _ANSI.sub("", line)).rstrip()) for i, line in enumerate(text.splitlines(), 1)]
 
 
-# NCCL's log prefix: "host:pid:tid [cudaDev] NCCL INFO|WARN ..." (older NCCL: no tid)
-_NCCL_ANY = re.compile(r"(?P<host>[^\s:\[\]#]+):(?P<pid>\d+):(?:(?P<tid>\d+):?)?\s*\[(?P<cudadev>\d+)\]\s*"
-                       r"(?:\S+:\d+\s+)?NCCL (?P<level>INFO|WARN|ABORT)\b")
+# NCCL's log prefix: "host:pid:tid [cudaDev] NCCL INFO|WARN ..." (older NCCL: no tid); WARN carries "file:line",
+# from NCCL 2.26 a "[%F %T] " timestamp first (NCCL_DEBUG_TIMESTAMP_LEVELS, default WARN), and in newer NCCL
+# "file:line (function)" (src/debug.cc)
+_NCCL_ANY = re.compile(r"(?:\[\d+\] )?(?:\[\d{4}-\d\d-\d\d[^\]]*\]\s*)?"
+                       r"(?P<host>[^\s:\[\]#]+):(?P<pid>\d+):(?:(?P<tid>\d+):?)?\s*\[(?P<cudadev>-?\d+)\]\s*"
+                       r"(?:\S+:\d+\s+(?:\([^)\s]*\)\s+)?)?NCCL (?P<level>INFO|WARN|ABORT)\b")
 
 # --------------------------------------------------------------------------- nccl-tests text
 
@@ -53,13 +68,24 @@ RANK_LINE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s
 _VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<v>\S+)(?:\s+nccl-headers=(?P<h>\d+))?"
                       r"(?:\s+nccl-library=(?P<lib>\d+))?")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<n>\d+)\s+(?P<ok>OK|FAILED)")
-_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<bw>[-+0-9.eE]+|nan|inf)\s*(?P<check>OK|FAILED)?")
+# %g of the average: glibc prints "nan"/"-nan" (no size was run: 0/0) and "inf"
+_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<bw>[-+]?(?:nan|inf)|[-+0-9.eE]+)\s*(?P<check>OK|FAILED)?\s*$")
 _CONCLUDED = re.compile(r"^#\s*Collective test (?P<what>starting|concluded):\s*(?P<prog>\S+)")
-TESTS_FAIL = re.compile(r"^(?P<host>[^\s:]+):\s*Test (?P<kind>NCCL|CUDA) failure (?P<where>\S+)\s*'?(?P<msg>[^']*)'?")
-_TESTS_FAIL2 = re.compile(r"^\s*\.\.\s*(?P<host>\S+) pid (?P<pid>\d+): Test failure (?P<where>\S+)")
+# "'%s / %s'": ncclGetErrorString / ncclGetLastError, the latter may hold quotes ("Cuda failure 'out of memory'")
+TESTS_FAIL = re.compile(r"^(?P<host>[^\s:]+):\s*Test (?P<kind>NCCL|CUDA) failure (?P<where>\S+)\s*'?(?P<msg>.*?)'?\s*$")
+# TESTCHECK: " .. HOST pid N: Test failure file:line" (v2.10+), " .. HOST: Test failure file:line" before
+_TESTS_FAIL2 = re.compile(r"^\s*\.\.\s*(?P<host>[^\s:]+)(?: pid (?P<pid>\d+))?: Test failure (?P<where>\S+)")
+# Open MPI (stderr, when it is merged in): "mpirun noticed that process rank 3 with PID 0 on node H exited on
+# signal 9 (Killed)."
+_MPI_SIGNAL = re.compile(r"process rank (?P<rank>\d+) with PID \d+ on node (?P<host>[^\s,]+) exited on signal "
+                         r"(?P<sig>\d+)(?: \((?P<name>[^)]*)\))?")
 _TESTS_TIMEOUT = re.compile(r"^(?P<host>[^\s:]+):\s*Test timeout \((?P<s>\d+)s\)")
 _STANDIN = re.compile(r"^#\s*nccl-tests stand-in \(backend: (?P<backend>\w+)")
-_PLACE_FIELDS = 4   # time algbw busbw error|#wrong
+_TIME_COLS = ("time", "cputime")
+_ITER_COLS = ("i_min", "i_max", "i_p99", "i_cv%")
+# a line that holds a result row after other text ("size count type"): set aside it would lose the row
+_ROWISH = re.compile(r"(?:^|\s)\d+\s+\d+\s+[a-z][a-z0-9]*(?:\s|$)")
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
 
 
 def _num(tool: str, s: str, n: int, line: str) -> float:
@@ -100,38 +126,61 @@ def _split_nccl(lines: List[Tuple[int, str]]):
     return table, nccl
 
 
-def _columns(tool: str, n: int, line: str) -> Tuple[List[str], str]:
-    """The leading columns (size count type [redop] [root]) and the error column's name of a header."""
+def _columns(tool: str, n: int, line: str) -> Dict[str, Any]:
+    """The layout a column header announces: the leading columns (size count type [redop] [root]), then the
+    out-of-place and the in-place group, each ``time|cputime algbw busbw error|#wrong`` (``cputime`` with -C 1,
+    v2.13.4+) and, with -I 1 (v2.19.2+), ``i_min i_max i_p99 i_cv%``; a last ``timestamp`` column with -S 1
+    (two words in the rows, "%Y-%m-%d %H:%M:%S"). A column it does not know is refused: it would shift the rest."""
     words = line.lstrip("#").split()
-    if "time" not in words or "size" not in words:
+    times = [i for i, w in enumerate(words) if w in _TIME_COLS]
+    if not times or "size" not in words:
         raise ParseError(tool, "expected the column header 'size count type ... time algbw busbw'", n, line)
-    lead = words[:words.index("time")]
-    place = words[words.index("time"):words.index("time") + _PLACE_FIELDS]
-    if place[:3] != ["time", "algbw", "busbw"] or len(place) < 4 or place[3] not in ("error", "#wrong"):
-        raise ParseError(tool, "expected 'time algbw busbw error|#wrong' after %s" % " ".join(lead), n, line)
-    if lead[:3] != ["size", "count", "type"]:
-        raise ParseError(tool, "expected the columns to start 'size count type'", n, line)
-    return lead, place[3]
+    lead = words[:times[0]]
+    tail = words[times[-1]:]
+    stamp = 0
+    if tail and tail[-1] == "timestamp":
+        stamp, tail = 2, tail[:-1]
+    groups = [words[times[0]:times[1]], tail] if len(times) == 2 else [words[times[0]:]]
+    for g in groups:
+        if g[1:3] != ["algbw", "busbw"] or len(g) < 4 or g[3] not in ("error", "#wrong"):
+            raise ParseError(tool, "expected 'time algbw busbw error|#wrong' after %s" % " ".join(lead), n, line)
+        unknown = [w for w in g[4:] if w not in _ITER_COLS]
+        if unknown:
+            raise ParseError(tool, "a column this parser does not know: %r" % unknown[0], n, line)
+        if g[4:] and tuple(g[4:]) != _ITER_COLS:
+            raise ParseError(tool, "expected the per-iteration columns %s" % " ".join(_ITER_COLS), n, line)
+    if len(times) != 2 or groups[0] != groups[1]:
+        raise ParseError(tool, "expected the same out-of-place and in-place columns", n, line)
+    if lead[:3] != ["size", "count", "type"] or any(c not in ("redop", "root") for c in lead[3:]):
+        raise ParseError(tool, "expected the columns to start 'size count type [redop] [root]'", n, line)
+    return {"lead": lead, "group": groups[0], "errcol": groups[0][3], "time": groups[0][0], "stamp": stamp}
 
 
 def _place(tool: str, vals: List[str], errcol: str, n: int, line: str) -> Dict[str, Any]:
-    t, alg, bus, err = vals
+    t, alg, bus, err = vals[:4]
     out = {"time_us": _num(tool, t, n, line), "algbw": _num(tool, alg, n, line), "busbw": _num(tool, bus, n, line)}
     if err == "N/A":
         out["wrong"] = None
         out["error"] = None
     elif errcol == "#wrong":
-        out["wrong"] = int(_num(tool, err, n, line))
+        w = _num(tool, err, n, line)
+        if not 0 <= w < float("inf") or w != int(w):   # nan, inf, negative or a fraction: not a count
+            raise ParseError(tool, "expected a count of wrong elements, got %r" % err, n, line)
+        out["wrong"] = int(w)
         out["error"] = None
     else:   # before v2.13: the maximum delta against the expected values
         out["wrong"] = None
         out["error"] = _num(tool, err, n, line)
+    if len(vals) > 4:   # -I 1: min, max, 99th percentile of the per-iteration times (us), their variation (%)
+        i_min, i_max, i_p99, i_cv = (_num(tool, v, n, line) for v in vals[4:])
+        out["per_iter"] = {"min_us": i_min, "max_us": i_max, "p99_us": i_p99, "cv_pct": i_cv}
     return out
 
 
 def abort_reasons(text: str, rank_hosts: Optional[Dict[int, str]] = None) -> List[Dict[str, Any]]:
     """What a run that stopped says about why: [{"host", "ranks", "what"}] from NCCL WARN lines,
-    nccl-tests' ``Test NCCL|CUDA failure`` / ``Test failure`` / ``Test timeout`` lines, in order."""
+    nccl-tests' ``Test NCCL|CUDA failure`` / ``Test failure`` / ``Test timeout`` lines and Open MPI's
+    ``process rank N ... on node H exited on signal S`` (stderr merged in), in order."""
     by_host: Dict[str, List[int]] = {}
     for r, h in sorted((rank_hosts or {}).items()):
         by_host.setdefault(h, []).append(r)
@@ -150,6 +199,12 @@ def abort_reasons(text: str, rank_hosts: Optional[Dict[int, str]] = None) -> Lis
                 if t:
                     host, what = t["host"], (fmt % t.groupdict()).strip()
                     break
+        sig = _MPI_SIGNAL.search(line) if not what else None
+        if sig:
+            name = " (%s)" % sig["name"] if sig["name"] else ""
+            out.append({"host": sig["host"], "ranks": [int(sig["rank"])], "what": "exited on signal %s%s"
+                        % (sig["sig"], name)})
+            continue
         if what:
             ranks = by_host.get(host) or by_host.get(host.split(".")[0]) or []
             out.append({"host": host, "ranks": ranks, "what": what})
@@ -162,10 +217,14 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
     Returns {"program", "version", "backend" ('cpu' for the simulator's stand-in, else None), "params"
     {nthread, ngpus, minbytes, maxbytes, step, step_kind, warmup_iters, iters, agg_iters, validation, graph},
     "ranks": [{rank, group, pid, host, device, bus, name}], "layout": "#wrong" | "error", "columns",
-    "rows": [{size, count, type, redop, root, "out_of_place": {time_us, algbw, busbw, wrong, error},
-    "in_place": {...}}], "footer": {out_of_bounds, out_of_bounds_ok, avg_busbw, avg_check, concluded}}.
-    ValueError (ParseError) for anything it cannot read, and when the footer is missing: then the message
-    names the ranks/hosts that reported an error (NCCL WARN, Test ... failure, Test timeout)."""
+    "time_column": "time" | "cputime" (-C 1: time_us is the CPU time),
+    "rows": [{size, count, type, redop, root, "out_of_place": {time_us, algbw, busbw, wrong, error[, per_iter
+    {min_us, max_us, p99_us, cv_pct} with -I 1]}, "in_place": {...}[, "timestamp" with -S 1]}],
+    "footer": {out_of_bounds, out_of_bounds_ok, avg_busbw, avg_check, concluded}}.
+    Lines that are not the tool's (MPI banners, stderr, "NCCL version ...") are set aside, unless a result
+    row hides in one. ValueError (ParseError) for anything it cannot read, for two runs in one output, and
+    when the footer is missing: then the message names the ranks/hosts that reported an error (NCCL WARN,
+    Test ... failure, Test timeout)."""
     lines = _lines(text)
     table, _nccl = _split_nccl(lines)
     params: Dict[str, Any] = {}
@@ -173,8 +232,11 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
     rows: List[Dict[str, Any]] = []
     footer: Dict[str, Any] = {}
     lead: Optional[List[str]] = None
+    layout: Dict[str, Any] = {}
     headless: List[Tuple[int, str]] = []
     errcol = ""
+    two_runs = ("a second nccl-tests run in the same output (several processes each ran their own test: "
+                "nccl-tests built without MPI=1 but started by mpirun/srun? or several runs captured together)")
     version = None
     program = None
     backend = None
@@ -185,6 +247,8 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
         if s.startswith("#"):
             m = _HDR_PARAMS.match(s)
             if m:
+                if params or lead is not None:
+                    raise ParseError(tool, two_runs, n, line)
                 g = m.groupdict()
                 params = {"nthread": int(g["nthread"]), "ngpus": int(g["ngpus"]), "minbytes": int(g["minbytes"]),
                           "maxbytes": int(g["maxbytes"]), "step": int(g["step"]), "step_kind": g["stepkind"],
@@ -194,13 +258,18 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
                 continue
             m = RANK_LINE.match(s)
             if m:
+                if lead is not None or any(r["rank"] == int(m["rank"]) for r in ranks):
+                    raise ParseError(tool, two_runs, n, line)
                 ranks.append({"rank": int(m["rank"]), "group": int(m["group"]) if m["group"] else None,
                               "pid": int(m["pid"]), "host": m["host"], "device": int(m["device"]),
                               "bus": m["bus"], "name": m["name"].strip()})
                 continue
             words = s.lstrip("#").split()
             if words[:1] == ["size"]:
-                lead, errcol = _columns(tool, n, s)
+                if lead is not None:
+                    raise ParseError(tool, two_runs, n, line)
+                layout = _columns(tool, n, s)
+                lead, errcol = layout["lead"], layout["errcol"]
                 continue
             m = _VERSION.match(s)
             if m:
@@ -217,9 +286,14 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
                 continue
             m = _AVG.match(s)
             if m:
-                footer["avg_busbw"] = float(m["bw"])
+                footer["avg_busbw"] = _num(tool, m["bw"], n, line)
                 footer["avg_check"] = m["check"]
+                if n == lines[-1][0] and not text.endswith(("\n", "\r")):
+                    # nccl-tests prints "#" after it: without a newline the number may be cut ("2.88" of "2.8873")
+                    raise ParseError(tool, "the last line has no newline (output cut off?)", n, line)
                 continue
+            if s.startswith("# Avg bus bandwidth") or s.startswith("# Out of bounds values"):
+                raise ParseError(tool, "cannot read this footer line", n, line)
             m = _CONCLUDED.match(s)
             if m:
                 program = m["prog"]
@@ -232,26 +306,40 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
                 headless.append((n, line))   # a capture that starts below the header (or a cut log)
             continue    # text before the table (mpirun/nccl-tests warnings, "Writing JSON output to ...")
         words = s.split()
-        if not words[0].isdigit():
-            if TESTS_FAIL.match(s) or _TESTS_FAIL2.match(s) or _TESTS_TIMEOUT.match(s):
-                continue
+        if not re.match(r"^-?\d", s):
+            # not a row: stderr merged in (Open MPI banners, "NCCL version ...", " .. host: Test failure"), or
+            # what v2.13.4 - v2.17.2 print after the footer (ncclGetLastError()); a row inside it is refused
+            if _ROWISH.search(s):
+                raise ParseError(tool, "a result row with other text before it", n, line)
+            continue
+        if "out_of_bounds" in footer and "avg_busbw" in footer:
+            raise ParseError(tool, "a result row after the footer", n, line)
+        if not (words[0].isdigit() and words[1:2] and words[1].isdigit()):
             raise ParseError(tool, "expected a result row (%s ...)" % " ".join(lead), n, line)
-        want = len(lead) + 2 * _PLACE_FIELDS
+        k = len(lead)
+        g = len(layout["group"])
+        want = k + 2 * g + layout["stamp"]
         if len(words) != want:
             if len(words) < want:
                 raise ParseError(tool, "row cut short: %d fields, expected %d (did the run stop here?)"
                                  % (len(words), want), n, line)
-            words = words[:want]    # newer per-iteration columns (-I) follow; not read
+            raise ParseError(tool, "%d fields, expected %d (text glued to the row?)" % (len(words), want), n, line)
         row: Dict[str, Any] = {"size": int(words[0]), "count": int(words[1]), "type": words[2],
                                "redop": None, "root": None}
         for i, col in enumerate(lead[3:], 3):
             if col == "redop":
                 row["redop"] = words[i]
-            elif col == "root":
-                row["root"] = int(words[i]) if re.match(r"^-?\d+$", words[i]) else words[i]
-        k = len(lead)
-        row["out_of_place"] = _place(tool, words[k:k + 4], errcol, n, line)
-        row["in_place"] = _place(tool, words[k + 4:k + 8], errcol, n, line)
+            elif col == "root":    # "%6i"
+                if not re.match(r"^-?\d+$", words[i]):
+                    raise ParseError(tool, "expected the root rank, got %r" % words[i], n, line)
+                row["root"] = int(words[i])
+        row["out_of_place"] = _place(tool, words[k:k + g], errcol, n, line)
+        row["in_place"] = _place(tool, words[k + g:k + 2 * g], errcol, n, line)
+        if layout["stamp"]:
+            stamp = " ".join(words[k + 2 * g:])
+            if not _STAMP.match(stamp):
+                raise ParseError(tool, "expected a timestamp 'YYYY-mm-dd HH:MM:SS', got %r" % stamp, n, line)
+            row["timestamp"] = stamp
         rows.append(row)
     if "out_of_bounds" not in footer or "avg_busbw" not in footer:
         rank_host = {r["rank"]: r["host"] for r in ranks}
@@ -272,7 +360,7 @@ def parse_nccl_tests(text: str, tool: str = "nccl-tests") -> Dict[str, Any]:
         raise ParseError(tool, "footer without a column header")
     footer.setdefault("concluded", False)
     return {"program": program, "version": version, "backend": backend, "params": params, "ranks": ranks,
-            "layout": errcol, "columns": lead, "rows": rows, "footer": footer}
+            "layout": errcol, "columns": lead, "time_column": layout["time"], "rows": rows, "footer": footer}
 
 
 def _json_bool(v: Any) -> bool:
@@ -287,14 +375,20 @@ def parse_nccl_tests_json(text: str, tool: str = "nccl-tests JSON") -> Dict[str,
     try:
         doc = json.loads(text)
     except ValueError as e:
+        if re.search(r"[:\[,]\s*-?inf\b", text):   # jsonDouble prints an infinite value with %lf: "inf"
+            raise ParseError(tool, "not JSON: a bare 'inf' value (an infinite bandwidth or time)") from None
         raise ParseError(tool, "not JSON (%s); an unfinished file means the run stopped" % e) from None
-    if not isinstance(doc, dict) or "results" not in doc:
-        raise ParseError(tool, "expected an object with 'results'")
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise ParseError(tool, "expected an object with a 'results' list")
     cfg = doc.get("config") or {}
+    devices = cfg.get("devices") or [] if isinstance(cfg, dict) else None
+    if not isinstance(devices, list) or not all(isinstance(d, dict) for d in devices):
+        raise ParseError(tool, "expected 'config' to be an object with a 'devices' list of objects")
     ranks = [{"rank": d.get("rank"), "group": d.get("group"), "pid": d.get("pid"), "host": d.get("hostname"),
               "device": d.get("device"), "bus": d.get("device_hex"), "name": d.get("device_info")}
-             for d in cfg.get("devices") or []]
+             for d in devices]
     rows = []
+    time_col = None
     for i, r in enumerate(doc.get("results") or []):
         try:
             row = {"size": int(r["size"]), "count": int(r["count"]), "type": r["type"], "redop": r.get("redop"),
@@ -305,21 +399,29 @@ def parse_nccl_tests_json(text: str, tool: str = "nccl-tests JSON") -> Dict[str,
                 if p is None:
                     row[key] = None
                     continue
-                t = p.get("time", p.get("cpu_time"))
+                t = p.get("time", p.get("cpu_time"))   # -C 1 writes "cpu_time"
+                time_col = time_col or ("cputime" if "cpu_time" in p and "time" not in p else "time")
+                if p.get("nwrong") is not None and (float(p["nwrong"]) < 0 or float(p["nwrong"]) % 1):
+                    raise ValueError("nwrong %r is not a count" % p["nwrong"])
                 row[key] = {"time_us": float(t), "algbw": float(p["alg_bw"]), "busbw": float(p["bus_bw"]),
                             "wrong": None if p.get("nwrong") is None else int(float(p["nwrong"])), "error": None}
-        except (KeyError, TypeError, ValueError) as e:
-            raise ParseError(tool, "result %d: missing or bad field (%s)" % (i, e)) from None
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            raise ParseError(tool, "result %d: missing or bad field (%s: %s)" % (i, type(e).__name__, e)) from None
         rows.append(row)
     oob = doc.get("out_of_bounds")
     avg = doc.get("average_bus_bandwidth")
     if oob is None or avg is None:
+        # a run that fails still closes the file (jsonOutputFinalize): valid JSON without the footer
         raise ParseError(tool, "no 'out_of_bounds' / 'average_bus_bandwidth' (the run stopped before the end)")
-    footer = {"out_of_bounds": int(oob["count"]), "out_of_bounds_ok": _json_bool(oob.get("okay")),
-              "avg_busbw": float(avg["bandwidth"]),
-              "avg_check": None if avg.get("okay") in (None, "unchecked")
-              else ("OK" if _json_bool(avg.get("okay")) else "FAILED"),
-              "concluded": True}
+    try:
+        footer = {"out_of_bounds": int(oob["count"]), "out_of_bounds_ok": _json_bool(oob.get("okay")),
+                  "avg_busbw": float(avg["bandwidth"]),
+                  "avg_check": None if avg.get("okay") in (None, "unchecked")
+                  else ("OK" if _json_bool(avg.get("okay")) else "FAILED"),
+                  "concluded": True}
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise ParseError(tool, "bad 'out_of_bounds' / 'average_bus_bandwidth' (%s: %s)"
+                         % (type(e).__name__, e)) from None
     params = {"nthread": cfg.get("nthreads"), "ngpus": cfg.get("ngpus"), "minbytes": cfg.get("minimum_bytes"),
               "maxbytes": cfg.get("maximum_bytes"),
               "step": cfg.get("step_factor", cfg.get("step_bytes")),
@@ -327,7 +429,8 @@ def parse_nccl_tests_json(text: str, tool: str = "nccl-tests JSON") -> Dict[str,
               "iters": cfg.get("iterations"), "agg_iters": cfg.get("aggregated_iterations"),
               "validation": cfg.get("validation"), "graph": cfg.get("graph")}
     return {"program": None, "version": None, "backend": None, "params": params, "ranks": ranks,
-            "layout": "json", "columns": ["size", "count", "type", "redop", "root"], "rows": rows, "footer": footer}
+            "layout": "json", "columns": ["size", "count", "type", "redop", "root"], "time_column": time_col or "time",
+            "rows": rows, "footer": footer}
 
 
 # --------------------------------------------------------------------------- NCCL INFO: transports
