@@ -18,6 +18,11 @@ description:
     mount's path, a scripts server no DGX can reach over a storage fabric, a Spectrum Scale file system listed
     twice; and, reading the inventory files themselves, a key written twice in one mapping, a file Ansible
     cannot parse (a tab) and a host_vars/group_vars file named like a host or group but for the case.
+  - Also values written as other tools take them (an address with its prefix, a subnet with a netmask, IPv6), empty
+    or padded names, a storage node with no NIC on a storage fabric, NFS options the RA forbids (nolock on the scripts
+    mount), a PFC priority outside 0..7, a storage protocol or DGX model the RA profile is not for; and, as
+    warnings, a host_vars/group_vars file for no host or group and a top-level key Ansible reads as a variable
+    nothing uses (C(nic:), C(mtu:) beside C(nics:)).
   - Each finding names the inventory file and line that defines the key, the key, and the fix. A finding on a
     value the host inherits from group_vars names the group_vars line; the same mistake in many hosts is one
     finding that lists the other hosts (C(more_hosts)).
@@ -121,15 +126,107 @@ summary:
 import glob
 import os
 
+import yaml
+
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (errors, group_findings,
-    model_from_hostvars, natural_key, validate)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import locate, locate_scope, scan_inventory
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (DGX_MODELS, errors, Finding,
+    group_findings, model_from_hostvars, natural_key, validate)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import (locate, locate_scope, scan_inventory,
+    unread_inventory_values)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
 
 
 def _groups(hosts, host):
     return (hosts.get(host) or {}).get("group_names") or [] if host else []
+
+
+def _pfc_value(value):
+    """A PFC priority (0..7, an int or its digits as Ansible may template it), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    return value if isinstance(value, int) and 0 <= value <= 7 else None
+
+
+def check_pfc_priorities(pfc_priority, host_pfc_priorities, switch_options):
+    """The PFC priorities the hosts and switches are given: 802.1p priorities 0..7 (the RAs' RoCE uses 3)."""
+    out = []
+    fix = "use a priority from 0 to 7; RoCE lossless uses 3 (the switches' default)"
+    if _pfc_value(pfc_priority) is None:
+        out.append(Finding(None, "dgx_network_pfc_priority", "dgx_network_pfc_priority", "PFC priority %r is not "
+                           "an 802.1p priority (0..7)" % (pfc_priority,), fix))
+    for host, value in sorted((host_pfc_priorities or {}).items()):
+        if _pfc_value(value) is None:
+            f = Finding(host, "dgx_network_pfc_priority", "dgx_network_pfc_priority", "PFC priority %r is not an "
+                        "802.1p priority (0..7)" % (value,), fix)
+            f.cause = (host, "dgx_network_pfc_priority", "dgx_network_pfc_priority", fix)
+            out.append(f)
+    for switch, opts in sorted((switch_options or {}).items()):
+        if isinstance(opts, dict) and opts.get("pfc_priority") is not None and _pfc_value(opts["pfc_priority"]) \
+                is None:
+            path = "switch_config_options.pfc_priority"
+            f = Finding(switch, "switch_config_options", path, "PFC priority %r is not an 802.1p priority (0..7)" % (
+                opts["pfc_priority"],), fix)
+            f.cause = (switch, "switch_config_options", path, fix)
+            out.append(f)
+    return out
+
+
+def _load_profile(profiles_dir, name):
+    try:
+        with open(os.path.join(profiles_dir, name + ".yml"), encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError):
+        return {}
+    return (data or {}).get("profile") or {} if isinstance(data, dict) else {}
+
+
+def check_profile(model, profiles_dir, profiles):
+    """The pod against its RA profile: the storage protocol the RA is for (an error: the mounts and the storage
+    checks would follow another RA) and its DGX models (a warning: sizing and thresholds would be another DGX's)."""
+    pod = model.get("pod") if isinstance(model.get("pod"), dict) else {}
+    name = pod.get("ra_profile")
+    if not isinstance(name, str) or name not in profiles:
+        return []
+    profile = _load_profile(profiles_dir, name)
+    others = {p: _load_profile(profiles_dir, p) for p in profiles if p != name}
+    out = []
+    any_host = next(iter(model.get("hosts") or {}), None)
+    storage = pod.get("storage") if isinstance(pod.get("storage"), dict) else {}
+    want, have = profile.get("storage_protocol"), storage.get("protocol")
+    if isinstance(want, str) and isinstance(have, str) and have in ("nfs", "spectrum-scale") and have != want:
+        fit = [p for p, prof in sorted(others.items()) if prof.get("storage_protocol") == have]
+        out.append(Finding(any_host, "pod", "pod.storage.protocol", "RA profile '%s' is for %s storage, not %s" % (
+            name, want, have), "set protocol: %s, or choose the RA profile of this storage%s" % (
+                want, " (%s)" % ", ".join(fit) if fit else "")))
+    models = profile.get("dgx_models")
+    if isinstance(models, list) and models:
+        for host, info in (model.get("hosts") or {}).items():
+            dgx_model = (info.get("vars") or {}).get("dgx_model")
+            if "dgx" in (info.get("groups") or []) and isinstance(dgx_model, str) and dgx_model in DGX_MODELS \
+                    and dgx_model not in models:
+                fit = [p for p, prof in sorted(others.items()) if dgx_model in (prof.get("dgx_models") or [])]
+                out.append(Finding(host, "dgx_model", "dgx_model", "RA profile '%s' is for %s, not %s: validate.yml "
+                                   "would size and judge the pod as the RA's DGX" % (name, ", ".join(models),
+                                                                                    dgx_model),
+                                   "check dgx_model, or choose the RA profile for %s%s" % (
+                                       dgx_model, " (%s)" % ", ".join(fit) if fit else ""), severity="warning"))
+    return out
+
+
+def _hint_unread(findings, unread):
+    """Add to a 'required ... not set' error the unread file or misspelt key that most likely meant to set it."""
+    for f in findings:
+        if f.severity != "error" or not f.message.startswith("required for hosts"):
+            continue
+        for u in unread:
+            if u.host in (f.host, None) and ("did you mean '%s'?" % f.var) == u.fix:
+                f.fix += " (%s sets '%s' instead, which Ansible does not read as %s)" % (u.source, u.var, f.var)
+                break
+            if u.host is None and u.var == "file" and u.fix.endswith("for host %s" % f.host):
+                f.fix += " (%s is not read: no host has that name)" % u.source
+                break
 
 
 def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorities=None, switch_options=None):
@@ -138,6 +235,8 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
                       for p in glob.glob(os.path.join(profiles_dir, "*.yml")))
     model = model_from_hostvars(hosts)
     findings = validate(model, profiles)
+    findings += check_pfc_priorities(pfc_priority, host_pfc_priorities, switch_options)
+    findings += check_profile(model, profiles_dir, profiles)
     if not errors(findings):
         # host/switch QoS and subnet agreement needs a sound model (it derives each switch's config); MTU is
         # checked above already, so only the PFC and VLAN subnet findings are added here
@@ -153,8 +252,11 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
                 f.source, f.var, f.path, f.fix, f.inherited = source, c_var, c_path, c_fix, True
         if f.source is None:
             f.source = locate(inventory_sources, f.host, _groups(hosts, f.host), f.var, f.path)
-    files = scan_inventory(inventory_sources, hosts, {g for h in hosts.values() for g in (h or {}).get(
-        "group_names") or []})
+    group_names = {g for h in hosts.values() for g in (h or {}).get("group_names") or []}
+    files = scan_inventory(inventory_sources, hosts, group_names)
+    unread = unread_inventory_values(inventory_sources, hosts, group_names)
+    _hint_unread(findings, unread)
+    files += unread
     misnamed = {f.host: f.source for f in files if f.host and "case-sensitively" in f.message}
     for f in findings:
         if f.host in misnamed and f.message.startswith("required for hosts"):

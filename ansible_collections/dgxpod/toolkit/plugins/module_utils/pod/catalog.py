@@ -87,8 +87,13 @@ def host_mtu(nic: Dict[str, Any], fabric: Dict[str, Any]) -> int:
 
 def switch_port_mtu(switch: Dict[str, Any], port: str) -> Optional[int]:
     model = SWITCH_MODELS[switch["model"]]
-    port_cfg = (switch.get("ports") or {}).get(port) or {}
-    return port_cfg.get("mtu") or switch.get("mtu") or model.max_mtu
+    ports = switch.get("ports") if isinstance(switch.get("ports"), dict) else {}
+    port_cfg = ports.get(port) if isinstance(ports.get(port), dict) else {}
+    # only integers: a string ("9214") is a schema error preflight reports, not a value to compare
+    for mtu in (port_cfg.get("mtu"), switch.get("mtu")):
+        if isinstance(mtu, int) and not isinstance(mtu, bool) and mtu:
+            return mtu
+    return model.max_mtu
 
 
 def _port_fix(model: SwitchModel) -> str:

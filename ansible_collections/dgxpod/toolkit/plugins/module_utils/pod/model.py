@@ -16,7 +16,6 @@ The model given to ``validate`` is::
 """
 from __future__ import annotations
 
-import difflib
 import ipaddress
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
@@ -25,7 +24,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import 
     SwitchModel)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import (_addr_owner, _HOSTNAME_RE, _ip, _net,
     check_schema, errors, FABRIC_SCHEMA, Field, Finding, group_findings, GROUP_LIST, HOST_SCHEMAS, MODEL_VARS,
-    natural_key, NIC_SCHEMA, POD_SCHEMA, role_of, STORAGE_SCHEMA, SWITCH_SCHEMA)
+    natural_key, NIC_SCHEMA, POD_SCHEMA, role_of, STORAGE_SCHEMA, suggest, SWITCH_SCHEMA)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.switch_checks import (_check_cabling, _check_switches,
     check_switch_l3, vlan_id)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.slurm_checks import check_slurm
@@ -56,15 +55,19 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
         return out
     pod_ok = check_schema(pod, POD_SCHEMA, "pod", "pod", any_host, out)
     fabrics: Dict[str, Dict[str, Any]] = {}
+    declared: Optional[set] = None  # None: pod.fabrics itself is unusable (reported), so is every NIC's fabric
     if isinstance(pod, dict):
         profile = pod.get("ra_profile")
         profiles = sorted(profiles)
-        if isinstance(profile, str) and profile not in profiles:
-            close = difflib.get_close_matches(profile, profiles, n=1)
+        if isinstance(profile, str) and profile.strip() and profile not in profiles:
+            close = suggest(profile[:-4] if profile.endswith(".yml") else profile, profiles)
             out.append(Finding(any_host, "pod", "pod.ra_profile", "unknown RA profile '%s'" % profile,
-                               ("did you mean '%s'?" % close[0]) if close else
+                               ("did you mean '%s'?" % close) if close else
                                "use one of %s (files in profiles/)" % ", ".join(profiles)))
         fabrics = _check_fabrics(pod.get("fabrics"), any_host, out)
+        if isinstance(pod.get("fabrics"), list):
+            # declared, even if invalid: a NIC on a fabric whose own entry is wrong is not a second mistake
+            declared = {f["name"] for f in pod["fabrics"] if isinstance(f, dict) and isinstance(f.get("name"), str)}
         hf = pod.get("hosts_fabric")
         if isinstance(hf, str) and fabrics and hf not in fabrics:
             out.append(Finding(any_host, "pod", "pod.hosts_fabric", "'%s' is not a fabric of this pod" % hf,
@@ -112,11 +115,13 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
         out.append(Finding(names[0], var, var, "required for hosts in group '%s' but not set%s" % (role, many),
                            _missing_fix(var)))
 
-    switches = {h: u["vars"]["switch"] for h, u in usable.items()
+    # copies: the checks note what they found on each (_lanes, _pc_members) and must not write into the hostvars
+    switches = {h: dict(u["vars"]["switch"]) for h, u in usable.items()
                 if u["role"] == "switches" and isinstance(u["vars"].get("switch"), dict)
                 and u["vars"]["switch"].get("model") in SWITCH_MODELS}
-    _check_switches(switches, usable, fabrics, out)
-    _check_nics(usable, fabrics, switches, out)
+    switch_hosts = {h for h, info in hosts.items() if "switches" in (info.get("groups") or [])}
+    _check_switches(switches, usable, fabrics, out, switch_hosts)
+    _check_nics(usable, fabrics, switches, out, declared, switch_hosts)
     if isinstance(pod, dict):
         _check_storage(pod.get("storage"), usable, fabrics, any_host, out)
         check_slurm(pod, usable, any_host, out)
@@ -188,7 +193,8 @@ def _check_fabrics(raw: Any, host: Optional[str], out: List[Finding]) -> Dict[st
 
 
 def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, Any]],
-                switches: Dict[str, Dict[str, Any]], out: List[Finding]) -> None:
+                switches: Dict[str, Dict[str, Any]], out: List[Finding], declared: Optional[set] = None,
+                switch_hosts: Optional[set] = None) -> None:
     addresses: Dict[ipaddress.IPv4Address, str] = {}
     for fname, fab in fabrics.items():
         gw = _ip(fab.get("gateway")) if fab.get("gateway") else None
@@ -227,11 +233,12 @@ def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, 
                 rdma.setdefault(dev, i)
             fab_name = nic.get("fabric")
             fab = fabrics.get(fab_name) if isinstance(fab_name, str) else None
-            if isinstance(fab_name, str) and fab is None:
-                close = difflib.get_close_matches(fab_name, list(fabrics), n=1)
+            if isinstance(fab_name, str) and fab_name.strip() and fab is None and declared is not None \
+                    and fab_name not in declared:
+                close = suggest(fab_name, declared)
                 out.append(Finding(name, "nics", path + ".fabric", "'%s' is not a fabric of this pod" % fab_name,
-                                   ("did you mean '%s'?" % close[0]) if close else
-                                   "use one of %s (pod.fabrics)" % ", ".join(fabrics)))
+                                   ("did you mean '%s'?" % close) if close else
+                                   "use one of %s (pod.fabrics)" % ", ".join(sorted(declared))))
             addr = _ip(nic.get("address")) if isinstance(nic.get("address"), str) else None
             if addr is not None:
                 own_addresses.add(addr)
@@ -273,7 +280,7 @@ def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, 
                     if mtu > IPOIB_MTU_MAX.get(mode, 65520):
                         out.append(Finding(name, "nics", path + ".mtu", "IPoIB %s mode allows at most %d" % (
                             mode, IPOIB_MTU_MAX[mode]), "lower the MTU or use ipoib_mode: connected"))
-                _check_cabling(name, path, nic, fab, switches, cabled, out)
+                _check_cabling(name, path, nic, fab, switches, cabled, out, switch_hosts)
         _check_data_nics(name, info["role"], nics, fabrics, out)
         if len(defaults) > 1:
             out.append(Finding(name, "nics", "nics[%d].default_route" % defaults[1], "more than one NIC carries "
@@ -330,6 +337,7 @@ def _check_storage(storage: Any, usable: Dict[str, Dict[str, Any]], fabrics: Dic
             out.append(Finding(host, "pod", "pod.storage." + key, "'%s' is not an absolute path" % value,
                                "use an absolute mount point such as /mnt/isilon"))
     _check_mount_paths(storage, host, out)
+    _check_mount_options(storage, host, out)
     scale = storage.get("scale")
     if isinstance(scale, dict) and isinstance(scale.get("filesystems"), list):
         seen: Dict[str, int] = {}
@@ -367,7 +375,68 @@ def _check_storage(storage: Any, usable: Dict[str, Dict[str, Any]], fabrics: Dic
                            ", ".join(sorted(storage_fabrics)),
                            "add storage hosts with NICs on those fabrics"))
         return
+    _check_storage_nodes(usable, fabrics, storage_fabrics, out)
     _check_scripts_server(storage, usable, fabrics, storage_fabrics, host, out)
+
+
+def _check_storage_nodes(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, Any]],
+                         storage_fabrics: Iterable[str], out: List[Finding]) -> None:
+    """Every storage node has a NIC on a storage fabric: one with only a management NIC (or none) is in no DGX's
+    mount plan and no storage check reads from it, so the pod would be validated without it."""
+    storage_fabrics = sorted(storage_fabrics)
+    for name, info in usable.items():
+        nics = info["vars"].get("nics")
+        if info["role"] != "storage" or not isinstance(nics, list):
+            continue
+        if not all(isinstance(n, dict) and n.get("fabric") in fabrics for n in nics):
+            continue  # a NIC on an unknown fabric, or a broken entry: reported already
+        if any(n["fabric"] in storage_fabrics for n in nics):
+            continue
+        held = ", ".join("%s on %s" % (n.get("name"), n["fabric"]) for n in nics) or "none"
+        out.append(Finding(name, "nics", "nics", "the storage node has no NIC on a fabric that carries storage (%s): "
+                           "no DGX mounts from it and validation does not test it (NICs: %s)" % (
+                               ", ".join(storage_fabrics), held),
+                           "list its front-end ports (name, fabric, address) on %s, or remove the node from group "
+                           "'storage'" % " or ".join(storage_fabrics)))
+
+
+# NFS options that take the locks the scripts/logs mount needs (004: "default options - it needs NFS locks")
+_NO_LOCKS = ("nolock", "local_lock=all", "local_lock=posix")
+
+
+def _check_mount_options(storage: Dict[str, Any], host: Optional[str], out: List[Finding]) -> None:
+    """pod.storage.scripts_options/data_options: comma-separated, no blanks inside an option, no option twice, and
+    no 'nolock' on the scripts mount (004: it needs NFS locks)."""
+    for key in ("scripts_options", "data_options"):
+        text = storage.get(key)
+        if not isinstance(text, str):
+            continue
+        path = "pod.storage." + key
+        if not text.strip():
+            out.append(Finding(host, "pod", path, "is empty", "remove %s to use the RA profile's options, or list "
+                               "the options (comma-separated)" % key))
+            continue
+        opts = [o.strip() for o in text.split(",")]
+        spaced = [o for o in opts if " " in o or "\t" in o]
+        if spaced or "" in opts:
+            out.append(Finding(host, "pod", path, "%r is not a comma-separated option list (%s)" % (
+                text, "a blank inside %r" % spaced[0] if spaced else "an empty option between two commas"),
+                "write the options as mount -o takes them: %s" % ",".join(
+                    o.replace(" ", "").replace("\t", "") for o in opts if o)))
+            continue
+        seen: Dict[str, str] = {}
+        for opt in opts:
+            name = opt.split("=", 1)[0]
+            if name in seen and seen[name] != opt:
+                out.append(Finding(host, "pod", path, "option %s is given twice (%s and %s); only the last one "
+                                   "counts" % (name, seen[name], opt), "keep one %s" % name))
+            seen.setdefault(name, opt)
+        if key == "scripts_options":
+            bad = [o for o in opts if o in _NO_LOCKS]
+            if bad:
+                out.append(Finding(host, "pod", path, "%s on the scripts mount: the RA's scripts/logs mount needs NFS "
+                                   "locks (only the read-only data mounts may use nolock)" % bad[0],
+                                   "remove %s from scripts_options (put it in data_options)" % bad[0]))
 
 
 def _check_mount_paths(storage: Dict[str, Any], host: Optional[str], out: List[Finding]) -> None:

@@ -69,6 +69,7 @@ class Field:
     minimum: Optional[int] = None
     maximum: Optional[int] = None
     hint: str = ""  # what a good value looks like
+    word: bool = False  # a name (NIC, device, port, fabric, host): no whitespace, not empty
 
 
 Schema = Dict[str, Field]
@@ -79,7 +80,7 @@ _TYPE_NAMES = {"str": "a string", "int": "an integer", "bool": "true or false",
                "list": "a list", "dict": "a mapping"}
 
 FABRIC_SCHEMA: Schema = {
-    "name": Field("str", True, hint="a short unique name, e.g. data-66"),
+    "name": Field("str", True, hint="a short unique name, e.g. data-66", word=True),
     "kind": Field("str", True, ("ethernet", "infiniband")),
     "carries": Field("list", True, item=Field("str", choices=("compute", "storage", "management"))),
     "subnet": Field("cidr", True),
@@ -90,7 +91,8 @@ FABRIC_SCHEMA: Schema = {
 }
 SCALE_SCHEMA: Schema = {
     "cluster_name": Field("str", True, hint="the Spectrum Scale cluster name mmlscluster shows on the storage nodes"),
-    "contact_node": Field("str", True, hint="an inventory host in group 'storage' that is already a cluster member"),
+    "contact_node": Field("str", True, hint="an inventory host in group 'storage' that is already a cluster member",
+                          word=True),
     "filesystems": Field("list", item=Field("str"), hint="Scale file system (device) names; default [export]"),
     "verbs_port": Field("int", minimum=1, maximum=2),
 }
@@ -108,7 +110,7 @@ STORAGE_SCHEMA: Schema = {
     "scale": Field("dict", schema=SCALE_SCHEMA),
 }
 SLURM_SCHEMA: Schema = {
-    "controller": Field("str", True, hint="the inventory host that runs slurmctld (a DGX, e.g. DGX1-1)"),
+    "controller": Field("str", True, hint="the inventory host that runs slurmctld (a DGX, e.g. DGX1-1)", word=True),
     "partition": Field("str", hint="letters, digits, '_', '-', '.'; default dgx"),
     "cluster_name": Field("str", hint="lower case letters, digits, '_', '-'; default: the pod name"),
     "mpi_default": Field("str", choices=("none", "pmi2", "pmix")),
@@ -118,10 +120,10 @@ SLURM_SCHEMA: Schema = {
 }
 POD_SCHEMA: Schema = {
     "name": Field("str", True),
-    "ra_profile": Field("str", True),
+    "ra_profile": Field("str", True, word=True),
     "simulated": Field("bool"),
     "domain": Field("str"),
-    "hosts_fabric": Field("str", hint="the fabric whose address host names resolve to, e.g. data-66"),
+    "hosts_fabric": Field("str", hint="the fabric whose address host names resolve to, e.g. data-66", word=True),
     "fabrics": Field("list", True, item=FABRIC_SCHEMA),
     "storage": Field("dict", schema=STORAGE_SCHEMA),
     "scheduler": Field("str", choices=("none", "slurm")),
@@ -130,15 +132,15 @@ POD_SCHEMA: Schema = {
                                      "(expectations, workload, dataset_tb, caches_tb; docs/validation.md)"),
 }
 NIC_SCHEMA: Schema = {
-    "name": Field("str", True, hint="the kernel name, e.g. enp5s0"),
-    "fabric": Field("str", True),
+    "name": Field("str", True, hint="the kernel name, e.g. enp5s0", word=True),
+    "fabric": Field("str", True, hint="a pod.fabrics[].name", word=True),
     "address": Field("ipv4", True),
-    "rdma_device": Field("str"),
+    "rdma_device": Field("str", hint="the RDMA device behind the port (mlx5_0)", word=True),
     "speed": Field("int", minimum=1, maximum=800),
     "mtu": Field("int", minimum=576, maximum=65520),
     "default_route": Field("bool"),
-    "switch": Field("str"),
-    "switch_port": Field("str"),
+    "switch": Field("str", hint="the switch's inventory name", word=True),
+    "switch_port": Field("str", hint="the port as the switch names it (Ethernet1/1, swp1, 1/1)", word=True),
 }
 PORT_SCHEMA: Schema = {
     "mtu": Field("int", minimum=576, maximum=9216),
@@ -201,10 +203,11 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, list)
     if kind == "dict":
         return isinstance(value, dict)
-    if kind == "ipv4":
-        return isinstance(value, str) and _ip(value) is not None
-    if kind == "cidr":
-        return isinstance(value, str) and _net(value) is not None
+    if kind == "ipv4":  # as written: a space around it ends up in netplan and /etc/hosts
+        return isinstance(value, str) and value == value.strip() and _ip(value) is not None
+    if kind == "cidr":  # A.B.C.D/N only: not a netmask (/255.255.255.0), not padded with spaces
+        return isinstance(value, str) and value == value.strip() and value.rpartition("/")[2].isdigit() \
+            and _net(value) is not None
     if kind == "ipv4if":
         return _ipif(value) is not None
     raise ValueError(kind)
@@ -241,6 +244,53 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def suggest(value: Any, options: Iterable[Any]) -> Optional[str]:
+    """The option ``value`` most likely means: the same but for case, '-' or '_' (``DGX1``, ``NFS``, ``MTU``), else
+    the closest spelling (``adress``); None when nothing is close."""
+    options = [str(o) for o in options]
+    norm = str(value).strip().lower().replace("-", "_")
+    same = [o for o in options if o.lower().replace("-", "_") == norm]
+    if same:
+        return same[0]
+    lowered = {o.lower(): o for o in options}
+    close = difflib.get_close_matches(str(value).strip().lower(), list(lowered), n=1)
+    return lowered[close[0]] if close else None
+
+
+def _value_problem(field_spec: Field, value: Any) -> Optional[Tuple[str, str]]:
+    """(message, fix) for the mistakes a plain "is not <type>" would leave the reader to puzzle out."""
+    kind = field_spec.kind
+    if kind == "ipv4" and isinstance(value, str):
+        if value != value.strip() and _ip(value) is not None:
+            return ("%s has spaces around the address" % _describe(value), "write %s without the spaces"
+                    % value.strip())
+        if "/" in value and _ipif(value) is not None:
+            return ("%s is written with a prefix length" % _describe(value), "write the address alone (%s): the "
+                    "prefix length comes from the fabric's subnet" % value.strip().split("/")[0])
+        if ":" in value:
+            return ("%s is an IPv6 address; the pod model is IPv4 only" % _describe(value), "write the IPv4 address")
+    if kind == "cidr" and isinstance(value, str) and "/" in value:
+        what = "%s is not an IPv4 subnet in CIDR form" % _describe(value)
+        addr, _sep, prefix = value.strip().partition("/")
+        net = _with_prefix(value, lambda v: ipaddress.IPv4Network(v, strict=False))
+        if _ip(addr) is None:
+            return ("%s: %r is not an IPv4 network address%s" % (what, addr, " (IPv6 is not supported)"
+                                                                  if ":" in addr else ""),
+                    "write an IPv4 subnet in CIDR form, e.g. 10.0.0.0/24")
+        if not prefix.isdigit():
+            return ("%s: it is written with a netmask, not a prefix length" % what,
+                    "write it in CIDR form: %s" % net if net is not None else "write A.B.C.D/N (CIDR, N from 0 to 32)")
+        if int(prefix) > 32:
+            return ("%s: prefix length %s is more than 32" % (what, prefix),
+                    "use a CIDR prefix length from 0 to 32 (a /24 holds 254 hosts)")
+        if value != value.strip():
+            return ("%s: it has spaces around it" % what, "write %s (CIDR) without the spaces" % value.strip())
+        if net is not None and str(net.network_address) != addr:
+            return ("%s: %s has host bits set (it is an address inside %s)" % (what, addr, net),
+                    "write the subnet's network address in CIDR form: %s" % net)
+    return None
+
+
 def check_schema(value: Any, spec: Any, var: str, path: str, host: Optional[str],
                  out: List[Finding]) -> bool:
     """Check ``value`` against a Field or Schema; append findings; return True when it is usable."""
@@ -252,8 +302,8 @@ def check_schema(value: Any, spec: Any, var: str, path: str, host: Optional[str]
         ok = True
         for key in value:
             if key not in spec:
-                close = difflib.get_close_matches(str(key), list(spec), n=1)
-                fix = ("did you mean '%s'?" % close[0]) if close else (
+                close = suggest(key, spec)
+                fix = ("did you mean '%s'?" % close) if close else (
                     "remove it; known keys are %s" % ", ".join(spec))
                 out.append(Finding(host, var, _join(path, key), "unknown key", fix))
                 ok = False
@@ -269,16 +319,30 @@ def check_schema(value: Any, spec: Any, var: str, path: str, host: Optional[str]
         return ok
     field_spec: Field = spec
     if not _type_ok(field_spec.kind, value):
+        problem = _value_problem(field_spec, value)
+        if problem is not None:
+            out.append(Finding(host, var, path, *problem))
+            return False
         out.append(Finding(host, var, path, "%s is not %s" % (_describe(value), _TYPE_NAMES.get(
             field_spec.kind, field_spec.kind)), "write %s%s" % (
                 _TYPE_NAMES.get(field_spec.kind, field_spec.kind),
                 (", e.g. " + field_spec.hint) if field_spec.hint else "")))
         return False
+    if field_spec.kind == "str" and (field_spec.required or field_spec.word) and not value.strip():
+        out.append(Finding(host, var, path, "is empty", "write %s, or remove the key" % (
+            field_spec.hint or "a value") if not field_spec.required else "write %s" % (field_spec.hint or "a value")))
+        return False
+    if field_spec.kind == "str" and field_spec.word and re.search(r"\s", value):
+        out.append(Finding(host, var, path, "%s contains whitespace%s" % (
+            _describe(value), " at its end" if value.strip() and not re.search(r"\s", value.strip()) else ""),
+            "write %s" % ("'%s'" % value.strip() if not re.search(r"\s", value.strip()) else "the name without "
+                                                                                             "spaces")))
+        return False
     if field_spec.choices is not None and value not in field_spec.choices:
-        close = difflib.get_close_matches(str(value), [str(c) for c in field_spec.choices], n=1)
+        close = suggest(value, field_spec.choices)
         out.append(Finding(host, var, path, "%s is not one of %s" % (
             _describe(value), ", ".join(str(c) for c in field_spec.choices)),
-            ("use '%s'" % close[0]) if close else "use one of the values listed"))
+            ("use '%s'" % close) if close else "use one of the values listed"))
         return False
     if field_spec.kind == "int":
         if field_spec.minimum is not None and value < field_spec.minimum or (

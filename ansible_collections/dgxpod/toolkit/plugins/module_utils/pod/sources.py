@@ -9,6 +9,7 @@ constructed, so vaulted values and custom tags are harmless.
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -282,6 +283,78 @@ def scan_inventory(inventory_sources: Sequence[str], host_names: Iterable[str],
                                    key_path.rsplit(".", 1)[-1], first, second, second, first),
                                "keep one of the two lines (the one with the value you mean) and delete the other",
                                source="%s:%d" % (_rel(path), second)))
+    return out
+
+
+# Keys of a NIC or a fabric written at the top level of a host_vars/group_vars file: Ansible takes them as
+# variables of their own, which nothing reads (the MTU stays the fabric's).
+_WRONG_LEVEL = {
+    "mtu": "nics[].mtu (one NIC) or pod.fabrics[].mtu (the fabric)", "address": "nics[].address",
+    "fabric": "nics[].fabric", "switch_port": "nics[].switch_port", "rdma_device": "nics[].rdma_device",
+    "speed": "nics[].speed", "default_route": "nics[].default_route", "subnet": "pod.fabrics[].subnet",
+    "gateway": "pod.fabrics[].gateway", "roce": "pod.fabrics[].roce", "fabrics": "pod.fabrics",
+    "ra_profile": "pod.ra_profile", "scheduler": "pod.scheduler", "hosts_fabric": "pod.hosts_fabric",
+}
+_MODEL_VARS = ("pod", "nics", "dgx_model", "gpus", "storage_node", "switch", "ansible_host")
+
+
+def _near_model_var(key: str) -> Optional[str]:
+    """The model variable ``key`` misspells (``nic``, ``NICs``, ``dgx-model``, ``storage-node``), else None."""
+    norm = key.lower().replace("-", "_")
+    for var in _MODEL_VARS:
+        if key == var:
+            return None
+        if norm == var or (abs(len(norm) - len(var)) <= 1 and norm[:1] == var[:1] and
+                           difflib.SequenceMatcher(None, norm, var).ratio() >= 0.85):
+            return var
+    return None
+
+
+def unread_inventory_values(inventory_sources: Sequence[str], host_names: Iterable[str],
+                            group_names: Iterable[str]) -> List[Finding]:
+    """Values Ansible silently leaves unread (warnings; the errors they cause say where to look):
+
+    - a host_vars/group_vars file for no host or group of the inventory (``host_vars/DGX1-10.yml``, a typo or a
+      host that was removed); names that differ only by case are ``scan_inventory``'s;
+    - a top-level key that misspells a model variable (``nic:``, ``dgx-model:``): the model variable stays unset;
+    - a NIC or fabric key at the top level (``mtu: 9000`` beside ``nics:``): a variable nothing reads."""
+    hosts, groups = set(host_names), set(group_names) | {"all", "ungrouped"}
+    known = {"host_vars": ("host", hosts), "group_vars": ("group", groups)}
+    files = inventory_yaml_files(inventory_sources)
+    has_file = {(kind, name) for _path, kind, name in files}
+    out: List[Finding] = []
+    for path, kind, name in files:
+        if kind not in known or name is None:
+            continue
+        what, names = known[kind]
+        if name not in names:
+            if name.lower() not in {n.lower() for n in names}:
+                # the file is most likely meant for a host (group) with a similar name that has no file of its own
+                orphans = sorted(n for n in names if (kind, n) not in has_file)
+                close = difflib.get_close_matches(name, orphans, n=1, cutoff=0.8)
+                out.append(Finding(None, "file", "file", "%s is not read: the inventory has no %s '%s'" % (
+                    _rel(path), what, name), ("rename it to %s if it is for %s %s" % (
+                        _rel(_renamed(path, name, close[0])), what, close[0])) if close else
+                    "add %s to the inventory (hosts.yml), or delete the file" % name, severity="warning",
+                    source=_rel(path)))
+            continue
+        node = _compose(path)
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        host = name if kind == "host_vars" else None
+        for k, _v in node.value:
+            if not isinstance(k, yaml.ScalarNode):
+                continue
+            var = _near_model_var(k.value)
+            where = "%s:%d" % (_rel(path), k.start_mark.line + 1)
+            if var is not None:
+                out.append(Finding(host, k.value, k.value, "'%s' is not a variable the toolkit reads, so %s stays "
+                                   "unset here" % (k.value, var), "did you mean '%s'?" % var, severity="warning",
+                                   source=where))
+            elif k.value in _WRONG_LEVEL:
+                out.append(Finding(host, k.value, k.value, "'%s' at the top level of the file is a variable of its "
+                                   "own that nothing reads" % k.value, "move it to %s" % _WRONG_LEVEL[k.value],
+                                   severity="warning", source=where))
     return out
 
 

@@ -12,9 +12,36 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import _ip, _ipif, Finding
 
 
+def _usable_parts(sw: Dict[str, Any]) -> None:
+    """Drop what the schema check rejected (``ports`` as a list, ``mtu: "9214"``, ``members: Ethernet31/1``) so
+    the cross-checks read only well-typed values: the schema finding names the mistake, a TypeError would not."""
+    if not isinstance(sw.get("ports"), dict):
+        sw.pop("ports", None)
+    else:
+        sw["ports"] = {p: c for p, c in sw["ports"].items() if isinstance(c, dict) or c is None}
+        for port, cfg in sw["ports"].items():
+            if isinstance(cfg, dict) and any(not _int(cfg.get(k)) for k in ("mtu", "speed") if cfg.get(k) is not None):
+                sw["ports"][port] = {k: v for k, v in cfg.items() if k not in ("mtu", "speed") or _int(v)}
+    if sw.get("mtu") is not None and not _int(sw["mtu"]):
+        sw.pop("mtu")
+    if not isinstance(sw.get("port_channels"), list):
+        sw.pop("port_channels", None)
+    else:
+        sw["port_channels"] = [pc for pc in sw["port_channels"] if isinstance(pc, dict)
+                               and isinstance(pc.get("members") or [], list)]
+    if not isinstance(sw.get("routes"), list):
+        sw.pop("routes", None)
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[str, Any]],
-                    fabrics: Dict[str, Dict[str, Any]], out: List[Finding]) -> None:
+                    fabrics: Dict[str, Dict[str, Any]], out: List[Finding],
+                    switch_hosts: Optional[set] = None) -> None:
     for name, sw in switches.items():
+        _usable_parts(sw)
         model = SWITCH_MODELS[sw["model"]]
         if sw.get("platform") in PLATFORMS and sw["platform"] != model.platform:
             out.append(Finding(name, "switch", "switch.platform", "model %s runs %s, not %s" % (
@@ -42,6 +69,8 @@ def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[
                 continue
             for j, member in enumerate(pc.get("members") or []):
                 path = "switch.port_channels[%d].members[%d]" % (i, j)
+                if not isinstance(member, str):
+                    continue  # the schema check reports it
                 if member not in model.ports:
                     out.append(Finding(name, "switch", path, "port '%s' does not exist on a %s" % (
                         member, sw["model"]), _port_fix(model)))
@@ -50,7 +79,7 @@ def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[
                         member, members_seen[member]), "use each port in one port-channel only"))
                 members_seen[member] = "Port-Channel%s" % pc.get("id")
             peer = pc.get("peer")
-            if peer is not None and peer not in switches:
+            if peer is not None and peer not in switches and peer not in (switch_hosts or ()):
                 out.append(Finding(name, "switch", "switch.port_channels[%d].peer" % i,
                                    "'%s' is not a switch in this inventory" % peer,
                                    "name a host of group 'switches'"))
@@ -167,12 +196,25 @@ def check_switch_l3(name: str, sw: Dict[str, Any]) -> List[Finding]:
     return out
 
 
+def _port_suggestion(model: Any, port: str) -> str:
+    """'did you mean Ethernet2/1?' for ethernet2/1, Et2/1, Eth2/1 or swp01; else the model's port range."""
+    text = port.strip()
+    if model.platform == "eos":
+        text = re.sub(r"(?i)^e(?:t|th|thernet)?\s*(?=\d)", "Ethernet", text)
+    elif model.platform == "cumulus":
+        text = re.sub(r"(?i)^swp0*(?=\d)", "swp", text)
+    same = next((p for p in model.ports if p.lower() == text.lower()), None)  # only a spelling: not Ethernet33/1
+    return ("did you mean '%s'? (%s)" % (same, _port_fix(model))) if same else _port_fix(model)
+
+
 def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any],
                    switches: Dict[str, Dict[str, Any]], cabled: Dict[Tuple[str, str], str],
-                   out: List[Finding]) -> None:
+                   out: List[Finding], switch_hosts: Optional[set] = None) -> None:
     sw_name, port = nic.get("switch"), nic.get("switch_port")
     if sw_name is None and port is None:
         return
+    if not isinstance(sw_name, (str, type(None))) or not isinstance(port, (str, type(None))) or "" in (sw_name, port):
+        return  # the schema check reports the type or the empty value
     if sw_name is None or port is None:
         missing = "switch" if sw_name is None else "switch_port"
         out.append(Finding(host, "nics", path + "." + missing, "a cabled NIC needs both switch and switch_port",
@@ -180,6 +222,8 @@ def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any
                            % missing))
         return
     sw = switches.get(sw_name)
+    if sw is None and sw_name in (switch_hosts or ()):
+        return  # a switch of the inventory whose own switch variable is wrong: reported on that switch
     if sw is None:
         out.append(Finding(host, "nics", path + ".switch", "'%s' is not a switch in this inventory" % sw_name,
                            "name a host of group 'switches' (with a valid switch.model)"))
@@ -187,7 +231,7 @@ def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any
     model = SWITCH_MODELS[sw["model"]]
     if port not in model.ports:
         out.append(Finding(host, "nics", path + ".switch_port", "%s has no port '%s' (a %s)" % (
-            sw_name, port, sw["model"]), _port_fix(model)))
+            sw_name, port, sw["model"]), _port_suggestion(model, port)))
         return
     key = (sw_name, port)
     if key in cabled:
