@@ -1,6 +1,7 @@
 """iperf3 and fio JSON parsers against outputs of several tool versions (fixtures/perf/README.md)."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -169,3 +170,88 @@ def test_helpers():
     assert load_json_document('noise {"a": 1} tail') == {"a": 1}
     with pytest.raises(ValueError):
         load_json_document("{ broken")
+
+
+# --- hardening: variants derived from the fixtures above (sources cited in each test) ---
+
+def test_iperf_report_printed_twice_counts_once():
+    # iperf 3.16 - 3.17 -J can print the same report twice (esnet/iperf issues #1688, #1716)
+    text = read("iperf3-3.12-debian-loopback-P2.json")
+    assert parse_iperf3(text + text) == parse_iperf3(text)
+
+
+def test_iperf_two_different_reports_are_refused():
+    # two runs appended to one file: neither may be picked silently
+    text = read("iperf3-3.12-debian-loopback-P2.json") + read("iperf3-3.12-debian-bidir.json")
+    with pytest.raises(ValueError, match="different reports"):
+        parse_iperf3(text)
+
+
+def test_iperf_skips_json_that_is_not_a_report():
+    # a JSON line that is not the iperf3 report (e.g. a wrapper's status object) before the report
+    text = read("iperf3-3.12-debian-loopback-P2.json")
+    assert parse_iperf3('{"note": "warm-up"}\n' + text) == parse_iperf3(text)
+    with pytest.raises(ValueError, match="no JSON object with 'start'"):
+        parse_iperf3('{"event": "start", "data": {}}\n')
+
+
+def test_iperf_trailing_error_text_and_leading_warning():
+    # esnet/iperf#1143 (error text after the JSON), #1223 (a warning before it)
+    text = read("iperf3-3.9-published-tcp.json")
+    noisy = "warning: UDP block size 2048 exceeds TCP MSS 1448, may result in fragmentation / drops\n" + text + \
+        "iperf3: error - unable to send control message: Broken pipe\n"
+    assert parse_iperf3(noisy) == parse_iperf3(text)
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_iperf_non_finite_throughput_is_refused(value):
+    # Python's json accepts NaN/Infinity; a throughput like that is not a measurement (esnet/iperf#613: -nan)
+    text = '{"start": {}, "end": {"sum_sent": {"bits_per_second": 1e9}, "sum_received": {"bits_per_second": %s}}}'
+    with pytest.raises(ValueError, match="not finite"):
+        parse_iperf3(text % value)
+
+
+@pytest.mark.parametrize("path,value", [(("start", "test_start"), ["TCP"]), (("start", "connected"), {"a": 1}),
+                                        (("end", "cpu_utilization_percent"), [1]),
+                                        (("end", "streams"), [{"sender": [1]}])])
+def test_iperf_wrong_types_raise_value_error(path, value):
+    doc = json.loads(read("iperf3-3.12-debian-loopback-P2.json"))
+    doc[path[0]][path[1]] = value
+    with pytest.raises(ValueError, match="not an object|not a list"):
+        parse_iperf3(json.dumps(doc))
+
+
+def test_iperf_reverse_mode_before_3_7():
+    # -R: test_start "reverse": 1 (iperf_api.c send_parameters / test_start); before 3.7 streams carry no "sender"
+    doc = json.loads(read("iperf3-3.9-published-tcp.json"))
+    doc["start"]["test_start"]["reverse"] = 1
+    for s in doc["end"]["streams"]:
+        for side in ("sender", "receiver"):
+            s.get(side, {}).pop("sender", None)
+    r = parse_iperf3(json.dumps(doc))
+    assert r["reverse_mode"] is True and {s["direction"] for s in r["streams"]} == {"reverse"}
+    assert parse_iperf3(read("iperf3-3.9-published-tcp.json"))["reverse_mode"] is False
+    assert parse_iperf3(read("iperf3-3.12-debian-bidir.json"))["reverse_mode"] is False
+
+
+def test_fio_reports_of_different_runs_are_refused():
+    a, b = read("fio-3.33-debian-read-2jobs.json"), read("fio-3.33-debian-status-interval.json")
+    with pytest.raises(ValueError, match="different runs"):
+        parse_fio(a + b)  # other job names
+    with pytest.raises(ValueError, match="different runs"):
+        parse_fio(b + b)  # the same job starting again: its I/O count goes down
+    assert parse_fio(a + a) == parse_fio(a)  # the same report twice is still one run
+
+
+@pytest.mark.parametrize("mutate,why", [
+    (lambda j: j["read"].update(clat_ns=[1]), "clat_ns is not an object"),
+    (lambda j: j["read"]["clat_ns"].update(percentile=[1]), "percentile is not an object"),
+    (lambda j: j.update(error="EIO"), "error is not a number"),
+    (lambda j: j["read"].update(total_ios=float("inf")), "NaN or Infinity"),
+    (lambda j: j["read"]["clat_ns"].update(mean=float("nan")), "NaN or Infinity"),
+])
+def test_fio_wrong_types_and_non_finite_raise_value_error(mutate, why):
+    doc = json.loads(read("fio-3.33-debian-read-2jobs.json"))
+    mutate(doc["jobs"][0])
+    with pytest.raises(ValueError, match=why):
+        parse_fio(json.dumps(doc))

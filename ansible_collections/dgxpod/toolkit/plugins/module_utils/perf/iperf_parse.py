@@ -7,7 +7,7 @@ the JSON printing code of iperf_api.c at 3.10 / 3.11 / 3.17 (tests/unit/fixtures
 Contract: a readable client output gives a result dict; iperf3's own error report (its ``error`` key) gives
 ``status: "error"`` with that text. Output that is not a complete iperf3 JSON document (empty, cut off, no
 end summary, a throughput that is not a number) raises ``ValueError`` saying what was expected - never a
-result built from part of it.
+result built from part of it, nor a value that is NaN/Infinity, nor one of two different reports in one output.
 
 Result (``parse_iperf3``)::
 
@@ -17,8 +17,10 @@ Result (``parse_iperf3``)::
     protocol          "TCP" | "UDP" | "SCTP" | None
     streams_requested int | None   (-P)
     bidir             True for --bidir (iperf 3.7+): then ``reverse`` holds the server->client direction
+    reverse_mode      True for -R (test_start "reverse", not --bidir): the server sent; sent_bps / retransmits
+                      are then the server's (sum_sent), received_bps the client's
     duration          seconds measured (sum_received / sum seconds)
-    sent_bps          bits/s sent (client -> server)
+    sent_bps          bits/s sent (client -> server; with -R server -> client)
     received_bps      bits/s received (TCP: sum_received; UDP 3.11+: sum_received; UDP before 3.11:
                       sum * (1 - loss))
     retransmits       int | None (TCP, Linux senders only)
@@ -33,14 +35,37 @@ Result (``parse_iperf3``)::
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Dict, List, Optional
 
 
 def _num(value: Any) -> Optional[float]:
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
+
+
+def _obj(value: Any, what: str) -> Dict[str, Any]:
+    """``value`` when it is an object, {} when it is absent/empty; ValueError for another type (a list, text)."""
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("iperf3 output: %s is not an object (got %s)" % (what, type(value).__name__))
+    return value
+
+
+def _report(text: str) -> Dict[str, Any]:
+    """The iperf3 report among the JSON objects of ``text``: the one with "start"/"end"/"error". iperf 3.16 -
+    3.17 can print the same report twice (esnet/iperf#1688, #1716): identical copies count once; two different
+    reports (two runs in one file) are refused rather than one picked."""
+    docs = [d for d in load_json_documents(text) if any(k in d for k in ("start", "end", "error"))]
+    if not docs:
+        raise ValueError("iperf3 output: no JSON object with 'start', 'end' or 'error' (not iperf3 -J output?)")
+    if any(d != docs[0] for d in docs[1:]):
+        raise ValueError("iperf3 output holds %d different reports (several runs in one output?)" % len(docs))
+    return docs[0]
 
 
 def load_json_documents(text: str) -> List[Dict[str, Any]]:
@@ -82,7 +107,7 @@ def _empty(error: str, version: Optional[str] = None) -> Dict[str, Any]:
     return {"status": "error", "error": error, "version": version, "protocol": None, "streams_requested": None,
             "bidir": False, "duration": None, "sent_bps": None, "received_bps": None, "retransmits": None,
             "host_cpu_percent": None, "remote_cpu_percent": None, "lost_percent": None, "jitter_ms": None,
-            "local": None, "remote": None, "streams": [], "reverse": None}
+            "local": None, "remote": None, "streams": [], "reverse": None, "reverse_mode": False}
 
 
 def _version(start: Dict[str, Any]) -> Optional[str]:
@@ -97,8 +122,8 @@ def _bps(block: Any, what: str, required: bool = True) -> Optional[float]:
         if required or value is not None:
             raise ValueError("iperf3 output: %s has no numeric bits_per_second (got %r)" % (what, value))
         return None
-    if value < 0:
-        raise ValueError("iperf3 output: %s bits_per_second is negative (%r)" % (what, value))
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("iperf3 output: %s bits_per_second is negative or not finite (%r)" % (what, value))
     return float(value)
 
 
@@ -121,7 +146,7 @@ def _direction(end: Dict[str, Any], suffix: str, udp: bool) -> Dict[str, Any]:
     d["received_bps"] = _bps(recv, "end.sum_received" + suffix)
     d["duration"] = _num(recv.get("seconds")) or _num(sent.get("seconds"))
     if udp:  # 3.11+: the receiver's loss and jitter are in sum_received (and in sum)
-        src = recv if "lost_percent" in recv else (total or {})
+        src = recv if "lost_percent" in recv else _obj(total, "end.sum" + suffix)
         d["lost_percent"], d["jitter_ms"] = _num(src.get("lost_percent")), _num(src.get("jitter_ms"))
     else:
         rt = sent.get("retransmits")
@@ -129,18 +154,19 @@ def _direction(end: Dict[str, Any], suffix: str, udp: bool) -> Dict[str, Any]:
     return d
 
 
-def _stream_direction(s: Dict[str, Any]) -> str:
-    """'forward' when the client sent on this stream (iperf 3.7+ marks each side with "sender")."""
+def _stream_direction(s: Dict[str, Any], reverse_mode: bool) -> str:
+    """'forward' when the client sent on this stream (iperf 3.7+ marks each side with "sender"; before, only
+    test_start "reverse" (-R) says the server sent)."""
     for key in ("sender", "udp"):
         block = s.get(key)
         if isinstance(block, dict) and isinstance(block.get("sender"), bool):
             return "forward" if block["sender"] else "reverse"
-    return "forward"
+    return "reverse" if reverse_mode else "forward"
 
 
 def parse_iperf3(output: Any) -> Dict[str, Any]:
     """Parse iperf3 -J output (text or an already-loaded dict) of a client run; see the module docstring."""
-    doc = output if isinstance(output, dict) else load_json_document(output)
+    doc = output if isinstance(output, dict) else _report(output)
     start = doc.get("start") or {}
     end = doc.get("end") or {}
     if not isinstance(start, dict) or not isinstance(end, dict):
@@ -149,7 +175,7 @@ def parse_iperf3(output: Any) -> Dict[str, Any]:
     if doc.get("error"):
         res = _empty(str(doc["error"]), version)
         return res
-    test = start.get("test_start") or {}
+    test = _obj(start.get("test_start"), "start.test_start")
     protocol = test.get("protocol")
     if protocol is None and isinstance(end.get("sum"), dict) and "jitter_ms" in end["sum"]:
         protocol = "UDP"  # 3.0 - 3.1 clients may leave test_start out
@@ -157,14 +183,18 @@ def parse_iperf3(output: Any) -> Dict[str, Any]:
         raise ValueError("iperf3 output has no end summary (test interrupted?)")
     udp = protocol == "UDP"
     bidir = "sum_sent_bidir_reverse" in end or "sum_received_bidir_reverse" in end or "sum_bidir_reverse" in end
+    reverse_mode = bool(test.get("reverse")) and not bidir
     res = _empty("", version)
-    res.update(status="ok", error=None, protocol=protocol, bidir=bidir,
+    res.update(status="ok", error=None, protocol=protocol, bidir=bidir, reverse_mode=reverse_mode,
                streams_requested=int(test["num_streams"]) if isinstance(test.get("num_streams"), int) else None)
-    conn = (start.get("connected") or [None])[0]
+    connected = start.get("connected") or [None]
+    if not isinstance(connected, list):
+        raise ValueError("iperf3 output: start.connected is not a list")
+    conn = connected[0]
     if isinstance(conn, dict):
         res["local"] = "%s:%s" % (conn.get("local_host"), conn.get("local_port"))
         res["remote"] = "%s:%s" % (conn.get("remote_host"), conn.get("remote_port"))
-    cpu = end.get("cpu_utilization_percent") or {}
+    cpu = _obj(end.get("cpu_utilization_percent"), "end.cpu_utilization_percent")
     res["host_cpu_percent"] = _num(cpu.get("host_total"))
     res["remote_cpu_percent"] = _num(cpu.get("remote_total"))
     fwd = _direction(end, "", udp)
@@ -177,14 +207,14 @@ def parse_iperf3(output: Any) -> Dict[str, Any]:
         if not isinstance(s, dict):
             raise ValueError("iperf3 output: a stream entry of the end summary is not an object")
         if udp:
-            u = s.get("udp") or {}
-            streams.append({"socket": u.get("socket"), "direction": _stream_direction(s),
+            u = _obj(s.get("udp"), "a UDP stream")
+            streams.append({"socket": u.get("socket"), "direction": _stream_direction(s, reverse_mode),
                             "sent_bps": _num(u.get("bits_per_second")), "received_bps": None, "retransmits": None})
             continue
-        snd = s.get("sender") or {}
-        rcv = s.get("receiver") or {}
+        snd = _obj(s.get("sender"), "a stream's sender")
+        rcv = _obj(s.get("receiver"), "a stream's receiver")
         srt = snd.get("retransmits")
-        streams.append({"socket": snd.get("socket", rcv.get("socket")), "direction": _stream_direction(s),
+        streams.append({"socket": snd.get("socket", rcv.get("socket")), "direction": _stream_direction(s, reverse_mode),
                         "sent_bps": _num(snd.get("bits_per_second")),
                         "received_bps": _num(rcv.get("bits_per_second")),
                         "retransmits": int(srt) if isinstance(srt, (int, float)) and not isinstance(srt, bool)

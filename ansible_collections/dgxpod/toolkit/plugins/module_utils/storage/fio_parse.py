@@ -5,7 +5,8 @@ Handles fio 2.0 - 2.20 (``clat``/``slat``/``lat`` in microseconds, ``bw`` in KiB
 fio 2.21 - 2.x (``io_bytes`` in bytes next to a new ``io_kbytes``, latencies still in microseconds),
 fio 2.99 - 3.1 (``clat_ns``) and fio 3.2+ (``bw_bytes`` in bytes/s), JSON with text around it (``fio:
 pid=...`` warnings, ``--output-format=json,normal``) and ``--status-interval`` output (one JSON report per
-interval: the last one is the final report). Tested against fio-2.2.10, fio-2.21 (written from its stat.c),
+interval: the last one is the final report; reports of different runs concatenated are refused).
+Tested against fio-2.2.10, fio-2.21 (written from its stat.c),
 fio-3.33 (Debian 12, with and without --status-interval) and fio-3.42 outputs (tests/unit/fixtures/perf/).
 
 Contract: fio's own job errors give ``status: "error"``; output that is not a complete fio JSON report
@@ -28,6 +29,7 @@ DIR = {bw_bytes (bytes/s), iops, io_bytes, runtime_ms, total_ios, clat_mean_ns,
 from __future__ import annotations
 
 import errno
+import math
 import os
 from typing import Any, Dict, List, Optional
 
@@ -38,9 +40,20 @@ DIRECTIONS = ("read", "write")
 
 def _num(value: Any) -> float:
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return 0.0
+    if not math.isfinite(number):
+        raise ValueError("fio output: a value is NaN or Infinity (%r)" % (value,))
+    return number
+
+
+def _obj(value: Any, where: str) -> Dict[str, Any]:
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("fio output: %s is not an object" % where)
+    return value
 
 
 def percentile_key(key: str) -> Optional[str]:
@@ -74,11 +87,11 @@ def _direction(block: Dict[str, Any], where: str) -> Dict[str, Any]:
     in_bytes = "io_kbytes" in block or "bw_bytes" in block or "clat_ns" in block
     io_bytes = _num(block.get("io_bytes")) * (1.0 if in_bytes else 1024.0)
     if "clat_ns" in block:
-        clat, scale = block.get("clat_ns") or {}, 1.0
+        clat, scale = _obj(block.get("clat_ns"), where + " clat_ns"), 1.0
     else:
-        clat, scale = block.get("clat") or {}, 1000.0  # fio before 2.99: usec
+        clat, scale = _obj(block.get("clat"), where + " clat"), 1000.0  # fio before 2.99: usec
     pct = {}
-    for key, value in (clat.get("percentile") or {}).items():
+    for key, value in _obj(clat.get("percentile"), where + " percentile").items():
         name = percentile_key(key)
         if name:
             pct[name] = _num(value) * scale
@@ -124,6 +137,27 @@ def _errtext(code: int) -> str:
         return "error %d" % code
 
 
+def _job_key(doc: Dict[str, Any]) -> Any:
+    jobs = doc.get("jobs")
+    if not isinstance(jobs, list):
+        return None
+    return (doc.get("fio version"), [j.get("jobname") if isinstance(j, dict) else None for j in jobs])
+
+
+def _job_ios(doc: Dict[str, Any]) -> List[float]:
+    return [sum(_num(j.get(d, {}).get("total_ios")) for d in DIRECTIONS if isinstance(j.get(d), dict))
+            if isinstance(j, dict) else 0.0 for j in doc.get("jobs") or []]
+
+
+def _one_run(reports: List[Dict[str, Any]]) -> None:
+    """The reports of ``--status-interval`` are one run: same fio version and job names, and no job's I/O count
+    goes down. Anything else is several runs concatenated: refused, not the last one picked."""
+    for prev, cur in zip(reports, reports[1:]):  # noqa: B905
+        if _job_key(prev) != _job_key(cur) or any(b < a for a, b in zip(_job_ios(prev), _job_ios(cur))):  # noqa: B905
+            raise ValueError("fio output holds %d reports of different runs (several fio outputs concatenated?)"
+                             % len(reports))
+
+
 def parse_fio(output: Any) -> Dict[str, Any]:
     """Parse fio JSON output (text or a loaded dict); the last report when there are several
     (``--status-interval``). Raises ValueError when it is not a complete fio report."""
@@ -133,6 +167,7 @@ def parse_fio(output: Any) -> Dict[str, Any]:
         reports = [d for d in load_json_documents(output) if "jobs" in d]
         if not reports:
             raise ValueError("fio output has no JSON report with 'jobs'")
+        _one_run(reports)
         doc = reports[-1]
     raw_jobs = doc.get("jobs")
     if not isinstance(raw_jobs, list) or not raw_jobs:
@@ -142,7 +177,10 @@ def parse_fio(output: Any) -> Dict[str, Any]:
     for i, j in enumerate(raw_jobs):
         if not isinstance(j, dict):
             raise ValueError("fio output: job %d is not an object" % i)
-        code = int(_num(j.get("error")))
+        err = j.get("error", 0)
+        if isinstance(err, bool) or not isinstance(err, (int, float)):
+            raise ValueError("fio output: job %d error is not a number (%r)" % (i, err))
+        code = int(_num(err))
         job = {"name": j.get("jobname"), "error": code}
         for d in DIRECTIONS:
             job[d] = _direction(j.get(d), "job %s %s" % (job["name"] or i, d))
