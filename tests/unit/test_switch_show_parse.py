@@ -106,3 +106,108 @@ def test_port_config_from_running_configs():
                                        (100000000000, 100.0), ("auto", None), (None, None)])
 def test_speed_units(text, gbps):
     assert sp.speed_gbps(text) == gbps
+
+
+# ------------------------------------------------------------------ outputs from other releases, and CLI artefacts
+
+
+def test_onyx_3x_interfaces_status_speeds_without_gbps():
+    # Onyx 3.x (MSN2100) prints '100G' / '50G', not '40 Gbps'; it was refused as "cannot read the row"
+    got = sp.onyx_interfaces_status(fx("onyx_show_interfaces_ethernet_status_3x.txt"))
+    assert got == {"1/1": {"oper": "Up", "up": True, "speed_gbps": 100.0, "negotiation": "Auto"},
+                   "1/5/1": {"oper": "Up", "up": True, "speed_gbps": 50.0, "negotiation": "Auto"},
+                   "1/15": {"oper": "Up", "up": True, "speed_gbps": 100.0, "negotiation": "Auto"}}
+    down = sp.onyx_interfaces_status("Port  Operational state  Speed  Negotiation\n"
+                                     "Eth1/2  Down  Unknown  Auto\nEth1/3  Down  -  -\nEth1/4  Down  40 Gbps   \n")
+    assert down["1/2"]["speed_gbps"] is None and down["1/3"]["up"] is False
+    assert down["1/4"] == {"oper": "Down", "up": False, "speed_gbps": 40.0, "negotiation": ""}
+
+
+def test_onyx_text_outputs_with_terminal_artefacts():
+    clean = fx("onyx_show_interfaces_ethernet_status_3x.txt")
+    rows = clean.splitlines()
+    noisy = "\r\n".join(["switch [standalone: master] # show interfaces ethernet status", ""] + rows[:3]
+                        + ["--More--" + "\x08" * 8 + " " * 8 + "\x08" * 8 + rows[3] + "   ", rows[4],
+                           "switch [standalone: master] # "]) + "\r\n"
+    assert sp.onyx_interfaces_status(noisy) == sp.onyx_interfaces_status(clean)
+    lldp = fx("onyx_show_lldp_interfaces_ethernet_remote.txt")
+    noisy = "\r\n".join(["switch [standalone: master] # show lldp interfaces ethernet remote"]
+                        + [ln + "  " for ln in lldp.splitlines()] + ["switch [standalone: master] #"])
+    assert sp.onyx_lldp_remote(noisy) == sp.onyx_lldp_remote(lldp)
+
+
+@pytest.mark.parametrize("parser,text,msg", [
+    # a CLI error was read as "no LLDP neighbours"
+    (sp.onyx_lldp_remote, '% Unrecognized command "remote".\nType "show ?" for help.', "answered with an error"),
+    (sp.onyx_interfaces_status, "% Invalid input", "answered with an error"),
+    # a port heading it cannot read: the neighbours below it went to the port above
+    (sp.onyx_lldp_remote, "Eth1/1\nRemote Index: 1\nRemote system name: a\nEth1/2 (Po1)\nRemote Index: 1\n"
+     "Remote system name: b", "cannot read the port line"),
+    # the error named no command
+    (sp.onyx_interfaces_status, "Port Operational state Speed Negotiation\nEthX Up 40 Gbps Auto", "^show interfaces"),
+    # JSON followed by something that is not a prompt
+    (sp.eos_interfaces_status, '{"interfaceStatuses": {}}\n% Invalid input', "unexpected text after the JSON"),
+    # a neighbour entry that is not an object crashed with AttributeError
+    (sp.eos_lldp_neighbors_detail, '{"lldpNeighbors": {"Ethernet1": {"lldpNeighborInfo": ["x"]}}}',
+     "not an object"),
+    (sp.eos_lldp_neighbors_detail,
+     '{"lldpNeighbors": {"Ethernet1": {"lldpNeighborInfo": [{"neighborInterfaceInfo": "Ethernet2"}]}}}',
+     "not an object"),
+])
+def test_parsers_refuse_errors_and_unreadable_lines(parser, text, msg):
+    with pytest.raises(ValueError, match=msg):
+        parser(text)
+
+
+def test_eos_json_with_echo_and_trailing_prompt():
+    body = fx("eos_show_interfaces_status.json")
+    want = sp.eos_interfaces_status(body)
+    assert sp.eos_interfaces_status("show interfaces status | json\r\n" + body.replace("\n", "\r\n")
+                                    + "\r\nleaf1# ") == want
+    assert sp.eos_interfaces_status(body + "\nleaf1(config)#") == want
+
+
+def test_nvue_table_trailing_prompt_is_not_an_interface():
+    text = fx("nvue_show_interface_lldp.txt").rstrip("\n") + "\ncumulus@leaf01:mgmt:~$ \n"
+    assert sp.nvue_lldp(text) == sp.nvue_lldp(fx("nvue_show_interface_lldp.txt"))
+
+
+def test_port_config_eos_blank_lines_and_mbps_speeds():
+    # a whitespace-only line inside a section crashed (IndexError); 'speed forced 1000full' is 1 Gb/s, not 1000
+    eos = "interface Ethernet1\r\n   speed forced 1000full\r\n   \r\n   mtu 9214\r\n!\n" \
+          "interface Ethernet2\n   speed forced 10000full\n!\ninterface Ethernet3/1\n   speed 100g-4\n!\n" \
+          "interface Ethernet4/1\n   speed auto 25gfull\n!\ninterface Ethernet5/1\n   speed auto\n"
+    got = sp.port_config("eos", eos)
+    assert got["Ethernet1"]["speed"] == 1.0 and got["Ethernet1"]["mtu"] == 9214
+    assert [got[p]["speed"] for p in ("Ethernet2", "Ethernet3/1", "Ethernet4/1", "Ethernet5/1")] == \
+        [10.0, 100.0, 25.0, None]
+
+
+def test_port_config_expands_onyx_and_nvue_ranges():
+    # 'interface ethernet 1/2-1/4 ...' and 'nv set interface swp1-3,swp51 ...' were dropped / read as one port
+    onyx = "interface ethernet 1/2-1/4 speed 10G force\ninterface ethernet 1/2-1/4 mtu 9216 force\n" \
+           "interface ethernet 1/1/1-1/1/2 shutdown\ninterface ethernet 1/9 mtu\n"
+    got = sp.port_config("onyx", onyx)
+    assert sorted(got) == ["1/1/1", "1/1/2", "1/2", "1/3", "1/4", "1/9"]
+    assert got["1/3"]["speed"] == 10.0 and got["1/4"]["mtu"] == 9216 and got["1/1/2"]["shutdown"]
+    assert got["1/9"]["mtu"] is None
+    with pytest.raises(ValueError, match="range"):
+        sp.port_config("onyx", "interface ethernet 1/4-2/1 mtu 9216 force\n")
+    nv = sp.port_config("cumulus", "nv set interface swp1-3,swp51 link mtu 9216\nnv set interface swp1s0-1 link "
+                                   "state down\n")
+    assert sorted(nv) == ["swp1", "swp1s0", "swp1s1", "swp2", "swp3", "swp51"]
+    assert nv["swp2"]["mtu"] == 9216 and nv["swp1s1"]["shutdown"]
+
+
+def test_onyx_status_with_the_echoed_command_of_the_pastebin_capture():
+    # pastebin.com/YCcKsLSW starts with the prompt and the echoed (abbreviated) command, then a blank line
+    text = "ypsi-sx6012-1 [standalone: master] > show int et status\n \n" \
+        + fx("onyx_show_interfaces_ethernet_status.txt") + " \nypsi-sx6012-1 [standalone: master] > \n"
+    assert sp.onyx_interfaces_status(text) == sp.onyx_interfaces_status(fx("onyx_show_interfaces_ethernet_status.txt"))
+
+
+def test_a_bare_speed_string_is_mbps_as_its_docstring_says():
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.show_parse import speed_gbps
+    assert speed_gbps("100000") == 100.0 and speed_gbps("25000") == 25.0  # NVUE / ethtool Mb/s
+    assert speed_gbps("100") == 100.0 and speed_gbps("100G") == 100.0 and speed_gbps("40 Gbps") == 40.0
+    assert speed_gbps("100000Mb/s") == 100.0 and speed_gbps(100000000000) == 100.0

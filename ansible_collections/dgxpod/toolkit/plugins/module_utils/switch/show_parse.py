@@ -10,6 +10,10 @@ expected - never a half-read result. Port names are normalised to the pod model'
 - NVIDIA Onyx (text): ``show interfaces ethernet status``, ``show lldp interfaces ethernet remote``.
 - Cumulus Linux NVUE (text tables): ``nv show interface``, ``nv show interface lldp``.
 - The running config, per port (all three): MTU, speed, shutdown, QoS trust and PFC lines (``port_config``).
+
+Text outputs are read without terminal artefacts (CR/LF, ANSI escapes, backspaces, ``--More--``, trailing blanks);
+a prompt line (with the echoed command above a table, or alone after it) is skipped; a CLI error line
+(``% ...``, ``Error: ...``) is refused, never read as "no ports" or "no neighbours".
 """
 from __future__ import annotations
 
@@ -20,6 +24,10 @@ from typing import Any, Dict, List, Optional, Tuple
 # ---------------------------------------------------------------------------------------------- helpers
 
 
+# a CLI prompt left at the end of an output (``leaf1#``, ``switch [standalone: master] #``, ``cumulus@sw1:mgmt:~$``)
+_PROMPT = re.compile(r"^[\w.@:~()/\-]+(?: \[[^\]\n]*\])? ?[#>$]$")
+
+
 def _json(command: str, text: str, key: str) -> Dict[str, Any]:
     """The JSON object of an EOS ``| json`` output, which must hold ``key``."""
     body = (text or "").strip()
@@ -28,9 +36,12 @@ def _json(command: str, text: str, key: str) -> Dict[str, Any]:
         first = body.splitlines()[0] if body else "(empty output)"
         raise ValueError("%s: expected JSON (| json), got %r" % (command, first[:120]))
     try:
-        data = json.loads(body[start:])
+        data, end = json.JSONDecoder().raw_decode(body[start:])
     except ValueError as exc:
         raise ValueError("%s: the JSON output does not parse: %s" % (command, exc)) from None
+    rest = body[start + end:].strip()
+    if rest and not _PROMPT.match(rest):
+        raise ValueError("%s: unexpected text after the JSON output: %r" % (command, rest.splitlines()[0][:120]))
     if not isinstance(data, dict) or key not in data:
         raise ValueError("%s: the JSON output has no %r key (keys: %s)" % (
             command, key, ", ".join(sorted(data)) if isinstance(data, dict) else type(data).__name__))
@@ -65,7 +76,33 @@ def speed_gbps(text: Any) -> Optional[float]:
     if not m:
         return None
     value, unit = float(m.group(1)), (m.group(2) or "").upper()
+    if not unit and not m.group(0)[len(m.group(1)):].strip():
+        # a bare number: Mb/s as NVUE and ethtool print it ('100000'), Gb/s only below 1000 ('100')
+        return value / 1000.0 if value >= 1000 else value
     return value if unit == "G" else value / 1000.0 if unit == "M" else value / 1e6 if unit == "K" else value
+
+
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[^\x08\n]\x08|\x08")
+_PAGER = re.compile(r"^\s*-+\s*More\s*-+\s*", re.I)
+
+
+def _lines(text: str) -> List[str]:
+    """The lines of a text output, without terminal artefacts: ANSI escapes, backspaces, a ``--More--`` pager
+    prompt at the start of a line (the rest of the line is kept: paging continues it), trailing whitespace."""
+    out = []
+    for ln in (text or "").splitlines():
+        prev = None
+        while prev != ln:
+            prev, ln = ln, _ESCAPES.sub("", ln)
+        out.append(_PAGER.sub("", ln).rstrip())
+    return out
+
+
+def _cli_error(command: str, lines: List[str]) -> None:
+    """Refuse an output that is a CLI error (``% Invalid input``, ``% Unrecognized command``, ``Error: ...``)."""
+    for ln in lines:
+        if re.match(r"^\s*(%\s*\S|Error:)", ln):
+            raise ValueError("%s: the switch answered with an error: %r" % (command, ln.strip()[:120]))
 
 
 def _strip_quotes(value: Any) -> str:
@@ -102,7 +139,10 @@ def eos_lldp_neighbors_detail(text: str) -> Dict[str, List[Dict[str, str]]]:
             raise ValueError("%s: %s has no lldpNeighborInfo list" % (cmd, port))
         neighbours = []
         for n in info["lldpNeighborInfo"]:
-            iface = n.get("neighborInterfaceInfo") or {}
+            iface = (n.get("neighborInterfaceInfo") or {}) if isinstance(n, dict) else None
+            if not isinstance(iface, dict):
+                raise ValueError("%s: %s has a neighbour entry that is not an object with neighborInterfaceInfo: %r"
+                                 % (cmd, port, n))
             neighbours.append({
                 "system_name": _strip_quotes(n.get("systemName")),
                 "port_id": _strip_quotes(iface.get("interfaceId_v2") or iface.get("interfaceId")),
@@ -161,21 +201,26 @@ def onyx_interfaces_status(text: str) -> Dict[str, Dict[str, Any]]:
 
     Table: ``Port  Operational state  Speed  Negotiation`` then rows ``Eth1/1  Up  40 Gbps  No-Negotiation``."""
     cmd = "show interfaces ethernet status"
-    lines = (text or "").splitlines()
+    lines = _lines(text)
+    _cli_error(cmd, lines)
     head = next((i for i, ln in enumerate(lines) if re.match(r"^\s*Port\s+Operational state\s+Speed", ln)), None)
     if head is None:
         raise ValueError("%s: no 'Port  Operational state  Speed' header in the output" % cmd)
     out: Dict[str, Dict[str, Any]] = {}
     for ln in lines[head + 1:]:
-        if not ln.strip() or set(ln.strip()) <= set("- "):
+        if not ln.strip() or set(ln.strip()) <= set("- ") or _PROMPT.match(ln.strip()):
             continue
-        m = re.match(r"^\s*(Eth\S+)\s+(Up|Down|\S+)\s+(\d+(?:\.\d+)?\s*[GM]bps|N/A|Unknown)\s*(\S.*)?$", ln, re.I)
+        m = re.match(r"^\s*(Eth\S+)\s+(Up|Down|\S+)\s+(\d+(?:\.\d+)?\s*[GM](?:bps|b/s)?|N/A|Unknown|-)(?:\s+(\S.*))?$",
+                     ln, re.I)
         if not m:
             raise ValueError("%s: cannot read the row %r (expected: port, state, speed, negotiation)" % (cmd, ln))
         oper = m.group(2)
-        out[_onyx_port(m.group(1))] = {"oper": oper, "up": oper.lower() == "up",
-                                      "speed_gbps": speed_gbps(m.group(3).replace(" ", "")),
-                                      "negotiation": (m.group(4) or "").strip()}
+        try:
+            port = _onyx_port(m.group(1))
+        except ValueError as exc:
+            raise ValueError("%s: %s (row %r)" % (cmd, exc, ln)) from None
+        out[port] = {"oper": oper, "up": oper.lower() == "up", "speed_gbps": speed_gbps(m.group(3).replace(" ", "")),
+                     "negotiation": (m.group(4) or "").strip()}
     return out
 
 
@@ -188,7 +233,9 @@ def onyx_lldp_remote(text: str) -> Dict[str, List[Dict[str, str]]]:
     out: Dict[str, List[Dict[str, str]]] = {}
     current: Optional[Dict[str, str]] = None
     port: Optional[str] = None
-    for raw in (text or "").splitlines():
+    lines = _lines(text)
+    _cli_error(cmd, lines)
+    for raw in lines:
         ln = raw.strip()
         if not ln:
             continue
@@ -198,6 +245,9 @@ def onyx_lldp_remote(text: str) -> Dict[str, List[Dict[str, str]]]:
             out.setdefault(port, [])
             current = None
             continue
+        # a port heading we cannot read: its neighbours would be filed under the port above
+        if re.match(r"^Eth(?:ernet)?\s*\d", ln, re.I):
+            raise ValueError("%s: cannot read the port line %r (expected 'Eth1/1' or 'Ethernet 1/1')" % (cmd, ln))
         if ln.startswith("Remote Index"):
             if port is None:
                 raise ValueError("%s: %r before any 'Ethernet N/M' line" % (cmd, ln))
@@ -220,7 +270,7 @@ def onyx_lldp_remote(text: str) -> Dict[str, List[Dict[str, str]]]:
 def _nvue_table(cmd: str, text: str, first: str) -> List[Dict[str, str]]:
     """Rows of an NVUE table (header, a dashed rule, fixed-width columns); continuation rows (empty first
     column) are dropped. Column widths come from the dashed rule."""
-    lines = (text or "").splitlines()
+    lines = _lines(text)
     head = next((i for i, ln in enumerate(lines) if ln.split()[:1] == [first]), None)
     if head is None or head + 1 >= len(lines) or not lines[head + 1].lstrip().startswith("-"):
         raise ValueError("%s: no table header starting with %r followed by a dashed rule" % (cmd, first))
@@ -230,7 +280,7 @@ def _nvue_table(cmd: str, text: str, first: str) -> List[Dict[str, str]]:
     names = [header[s:(spans[i + 1][0] if i + 1 < len(spans) else None)].strip() for i, (s, _) in enumerate(spans)]
     rows = []
     for ln in lines[head + 2:]:
-        if not ln.strip() or ln[:1] == " ":
+        if not ln.strip() or ln[:1] == " " or _PROMPT.match(ln):
             continue
         cells = [ln[s:(spans[i + 1][0] if i + 1 < len(spans) else None)].strip() for i, (s, _) in enumerate(spans)]
         rows.append(dict(zip(names, cells, strict=True)))
@@ -294,10 +344,12 @@ def port_config(platform: str, text: str) -> Dict[str, Dict[str, Any]]:
                 continue
             ln = raw.strip()
             w = ln.split()
+            if not w:
+                continue
             if w[0] == "mtu" and len(w) == 2 and w[1].isdigit():
                 current["mtu"] = int(w[1])
             elif w[0] == "speed":
-                current["speed"] = speed_gbps(re.sub(r"(full|-\d)$", "", w[-1]))
+                current["speed"] = _eos_speed(w[-1])
             elif ln == "shutdown":
                 current["shutdown"] = True
             elif w[:2] == ["qos", "trust"] and len(w) == 3:
@@ -308,27 +360,18 @@ def port_config(platform: str, text: str) -> Dict[str, Dict[str, Any]]:
                 current["pfc_priorities"].append(int(w[2]))
     elif platform in ("onyx", "mlnx-ib"):
         for raw in (text or "").splitlines():
-            m = re.match(r"^\s*interface ethernet (\d+/\d+(?:/\d+)?) (.+?)\s*$", raw)
+            m = re.match(r"^\s*interface ethernet (\d+/\d+(?:/\d+)?(?:-\d+/\d+(?:/\d+)?)?) (.+?)\s*$", raw)
             if not m:
                 continue
-            entry = ports.setdefault(m.group(1), _port_entry())
             rest = m.group(2).split()
-            if rest[0] == "mtu" and rest[1].isdigit():
-                entry["mtu"] = int(rest[1])
-            elif rest[0] == "speed":
-                entry["speed"] = speed_gbps(rest[1])
-            elif rest == ["shutdown"]:
-                entry["shutdown"] = True
-            elif rest[:2] == ["qos", "trust"] and len(rest) == 3:
-                entry["trust"] = rest[2]
-            elif rest[:4] == ["dcb", "priority-flow-control", "mode", "on"]:
-                entry["pfc"] = True
+            for name in _onyx_range(m.group(1)):
+                _onyx_setting(ports.setdefault(name, _port_entry()), rest)
     elif platform == "cumulus":
         for raw in (text or "").splitlines():
             m = re.match(r"^nv set interface (\S+) link (mtu|speed|state) (\S+)$", raw.strip())
             if not m:
                 continue
-            for name in m.group(1).split(","):
+            for name in _nvue_names(m.group(1)):
                 entry = ports.setdefault(name, _port_entry())
                 if m.group(2) == "mtu" and m.group(3).isdigit():
                     entry["mtu"] = int(m.group(3))
@@ -339,3 +382,50 @@ def port_config(platform: str, text: str) -> Dict[str, Dict[str, Any]]:
     else:
         raise ValueError("port_config: no per-port reader for platform %r" % platform)
     return ports
+
+
+def _eos_speed(word: str) -> Optional[float]:
+    """The speed of an EOS ``speed`` line's last word: ``100gfull``, ``100g-4``, ``25g``, ``auto`` (None) - and
+    the older Mb/s forms ``1000full``, ``10000full``, ``100full``/``100half`` (a bare number is Mb/s there)."""
+    word = re.sub(r"-\d+$", "", word.lower())
+    m = re.match(r"^(\d+)(?:full|half)?$", word)
+    if m:
+        return int(m.group(1)) / 1000.0
+    return speed_gbps(re.sub(r"(full|half)$", "", word))
+
+
+def _onyx_range(spec: str) -> List[str]:
+    """'1/5' -> ['1/5']; a running-config range '1/2-1/4' -> ['1/2', '1/3', '1/4'] (also '1/1/1-1/1/4')."""
+    if "-" not in spec:
+        return [spec]
+    first, last = spec.split("-", 1)
+    a, b = first.rsplit("/", 1), last.rsplit("/", 1)
+    if a[0] != b[0] or int(b[1]) < int(a[1]):
+        raise ValueError("port_config: cannot expand the Onyx port range %r" % spec)
+    return ["%s/%d" % (a[0], i) for i in range(int(a[1]), int(b[1]) + 1)]
+
+
+def _nvue_names(spec: str) -> List[str]:
+    """NVUE interface lists: 'swp1,swp3' and ranges 'swp1-4' / 'swp1s0-3' -> the single names."""
+    out: List[str] = []
+    for part in spec.split(","):
+        m = re.match(r"^(.*?)(\d+)-(\d+)$", part)
+        if m and m.group(1) and int(m.group(3)) >= int(m.group(2)):
+            out += ["%s%d" % (m.group(1), i) for i in range(int(m.group(2)), int(m.group(3)) + 1)]
+        else:
+            out.append(part)
+    return out
+
+
+def _onyx_setting(entry: Dict[str, Any], rest: List[str]) -> None:
+    """One flat Onyx ``interface ethernet P <setting>`` line's setting words into a port entry."""
+    if rest[0] == "mtu" and len(rest) > 1 and rest[1].isdigit():
+        entry["mtu"] = int(rest[1])
+    elif rest[0] == "speed" and len(rest) > 1:
+        entry["speed"] = speed_gbps(rest[1])
+    elif rest == ["shutdown"]:
+        entry["shutdown"] = True
+    elif rest[:2] == ["qos", "trust"] and len(rest) == 3:
+        entry["trust"] = rest[2]
+    elif rest[:4] == ["dcb", "priority-flow-control", "mode", "on"]:
+        entry["pfc"] = True
