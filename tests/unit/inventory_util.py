@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from typing import Any, Callable, Dict, List
 
@@ -82,3 +83,33 @@ def error_finding(inv, findings, want_file, want_key, want_msg, want_fix):
     text = f.format()
     assert text.startswith("ERROR ") and want_key in text and "Fix:" in text
     return f
+
+
+# The files a preflight case edits in a copy of a reference inventory (test_preflight_kinds, test_preflight_mistakes)
+HV = "host_vars/%s.yml"
+POD = "group_vars/all/pod.yml"
+
+
+def nic_edit(i: int, **values: Any) -> Callable[[Any], None]:
+    """An ``edit_yaml`` change: update a host_vars file's ``nics[i]`` with ``values``."""
+    def change(d):
+        d["nics"][i].update(values)
+    return change
+
+
+def storage_edit(**values: Any) -> Callable[[Any], None]:
+    """An ``edit_yaml`` change: update the pod file's ``pod.storage`` with ``values``."""
+    def change(d):
+        d["pod"]["storage"].update(values)
+    return change
+
+
+def assert_case_rejected(tmp_path: Any, case: tuple) -> None:
+    """One preflight case (id, reference inventory, file to edit, change, expected file, key, message fragment, fix
+    fragment): the mistake made in a copy is one error naming the file and its line, the key and the fix."""
+    _id, ref, edit_file, change, want_file, want_key, want_msg, want_fix = case
+    inv = copy_inventory(ref, str(tmp_path))
+    edit_yaml(os.path.join(inv, edit_file), change)
+    findings, _ = preflight(inv)
+    f = error_finding(inv, findings, want_file, want_key, want_msg, want_fix)
+    assert re.search(r":\d+$", f.source), f.format()  # a line, not only a file
