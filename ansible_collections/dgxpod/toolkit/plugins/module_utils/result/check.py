@@ -23,7 +23,7 @@ so evaluators never need to know whether the pod is simulated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 STATUSES = ("pass", "fail", "skipped", "error")
 SIMULATED_REASON = ("simulated: the pod-in-a-box's numbers are not DGX hardware; absolute RA figures are not "
@@ -33,7 +33,7 @@ _FIELDS = ("check", "host", "status", "expected", "measured", "unit", "source", 
 
 # What kind of thing a check decides - how the root-cause findings read a failure of it (docs/results.md):
 NODE_STATE = "node_state"        # one node's own state: a fault of subject.node (its nic, gpu, hca)
-PORT_STATE = "port_state"        # one switch port (subject.switch, .port): a fault of that port and the NIC cabled to it
+PORT_STATE = "port_state"        # a switch port (subject.switch, .port): a fault of it and of the NIC cabled to it
 SWITCH_STATE = "switch_state"    # a switch as a whole (its configuration drift, its answer)
 FILE_STATE = "file_state"        # a file the deploy wrote, on subject.node at subject.path (drift)
 SERVICE_STATE = "service_state"  # a pod service's view of a node or of itself (Slurm's node state, slurmctld)
@@ -42,7 +42,7 @@ POD_STATE = "pod_state"          # the pod or a stage as a whole (a stage that r
 REACH = "reach"                  # subject.node could not reach subject.peer / .address: the fault points at the peer
 LINK_PERF = "link_perf"          # a measurement between two endpoints: subject.node/.nic and subject.peer/.peer_nic
 NODE_PERF = "node_perf"          # one node's measurement among its peers' (a fio step's node)
-JOB_PERF = "job_perf"            # a GPU job's speed on one node, a pair or all (NCCL, training): a GPU fault explains it
+JOB_PERF = "job_perf"            # a GPU job's speed on a node, a pair or all (NCCL, training): a GPU fault explains it
 POD_PERF = "pod_perf"            # the pod or a step of many nodes as a whole (scaling, sizing): no one node at fault
 CATEGORIES = (NODE_STATE, PORT_STATE, SWITCH_STATE, FILE_STATE, SERVICE_STATE, JOB_STATE, POD_STATE, REACH,
               LINK_PERF, NODE_PERF, JOB_PERF, POD_PERF)
@@ -96,7 +96,8 @@ class Subject:
         d = d or {}
         unknown = sorted(set(d) - known - {"category", "cause"})
         if unknown:
-            raise ValueError("subject: unknown field(s) %s (known: %s)" % (", ".join(unknown), ", ".join(sorted(known))))
+            raise ValueError("subject: unknown field(s) %s (known: %s)" % (", ".join(unknown),
+                                                                           ", ".join(sorted(known))))
         return cls(**{k: (tuple(v) if k == "nodes" else v) for k, v in d.items() if k in known})
 
     def involved(self) -> Tuple[str, ...]:
@@ -229,7 +230,7 @@ class CheckResult:
                 raise ValueError("check %s on %s: %d problems but %d problem_subjects" % (d.get("check"), d.get("host"),
                                                                                      len(texts), len(abouts)))
             problems = tuple(Problem(str(t), str(a.get("category")), Subject.from_dict(a), a.get("cause"))
-                             for t, a in zip(texts, abouts))
+                             for t, a in zip(texts, abouts, strict=True))
         elif texts:
             details["problems"] = texts  # a v4 entry: the texts only
         subject = Subject.from_dict(d["subject"]) if d.get("subject") is not None else None
