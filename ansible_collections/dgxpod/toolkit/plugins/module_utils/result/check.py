@@ -142,7 +142,8 @@ class CheckResult:
     ``a<->b``, a switch and port, or ``pod`` for pod-wide checks; ``subject`` and ``category`` say the same as
     data (required: the findings read nothing else). ``problems``: what it found, each with its own subject
     (results.json ``problems`` keeps their texts, ``problem_subjects`` their subjects, in the same order).
-    ``stage``: the registered stage that decided it (set by the registry). ``details`` are extra keys for the
+    ``stage``: the registered stage that decided it (set by the registry). ``unreachable``: an ``error`` because the
+    node did not answer (Ansible could not reach it, or a tool found it unreachable). ``details`` are extra keys for the
     report and results.json (they never replace the fixed fields).
 
     ``layout``, when set, is the results.json key order of a check whose entry was written before this type
@@ -166,6 +167,7 @@ class CheckResult:
     category: Optional[str] = None
     problems: Tuple[Problem, ...] = ()
     stage: Optional[str] = None
+    unreachable: bool = False
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -199,6 +201,8 @@ class CheckResult:
             out["problem_subjects"] = [p.about() for p in self.problems]
         if self.stage:
             out["stage"] = self.stage
+        if self.unreachable:
+            out["unreachable"] = True
         if self.category:
             out["category"] = self.category
         if self.subject is not None:
@@ -235,7 +239,7 @@ class CheckResult:
             details["problems"] = texts  # a v4 entry: the texts only
         subject = Subject.from_dict(d["subject"]) if d.get("subject") is not None else None
         return cls(absolute=bool(d.get("absolute")), details=details, subject=subject, category=d.get("category"),
-                   problems=problems, stage=d.get("stage"), **fixed)
+                   problems=problems, stage=d.get("stage"), unreachable=bool(d.get("unreachable")), **fixed)
 
     def but(self, **changes: Any) -> CheckResult:
         """A copy with ``changes`` (dataclasses.replace)."""
@@ -243,7 +247,8 @@ class CheckResult:
 
 
 # CheckResult fields that are not details (to_dict writes them itself)
-_OWN = ("absolute", "details", "layout", "subject", "category", "problems", "problem_subjects", "stage")
+_OWN = ("absolute", "details", "layout", "subject", "category", "problems", "problem_subjects", "stage",
+        "unreachable")
 
 
 def expectation(exp: Dict[str, Any], section: str, key: str, default: Any = None) -> Tuple[Any, str]:
