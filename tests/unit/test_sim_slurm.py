@@ -97,3 +97,18 @@ def test_no_local_connection_play_delegates_to_a_node():
                 if t.get("delegate_to") not in (None, "localhost", "127.0.0.1"):
                     bad.append((os.path.relpath(path, ROOT), t.get("name")))
     assert bad == []
+
+
+def test_the_gpu_stand_in_devices_come_from_the_simulators_inventory_not_the_role():
+    """Issue 38 item 7: roles/slurm knows no simulator - its stand-in GPU devices are an option (default false)
+    that inventories/sim sets; nothing in the role decides on pod.simulated."""
+    role = os.path.join(ROOT, "roles", "slurm")
+    with open(os.path.join(role, "defaults", "main.yml")) as fh:
+        assert yaml.safe_load(fh)["slurm_gpu_standin_devices"] is False
+    for sub in ("defaults", "tasks", "vars", "meta", "handlers", "templates"):
+        for dirpath, _, files in os.walk(os.path.join(role, sub)):
+            for name in files:
+                with open(os.path.join(dirpath, name)) as fh:
+                    assert "simulated" not in fh.read(), os.path.join(dirpath, name)
+    hv = hostvars(INV)
+    assert [h for h in hv if "dgx" in hv[h]["group_names"] and hv[h]["slurm_gpu_standin_devices"] is not True] == []
