@@ -9,7 +9,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (FILE_STATE, JOB_PERF, NODE_STATE,
+    POD_STATE, PORT_STATE, REACH, CheckResult, Problem, Subject)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import (build_findings, finding_line,
     with_findings)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import pod_index
@@ -44,31 +45,56 @@ def ping_line(me, t, detail="100% packet loss"):
     return "%s %s -> %s (%s) at MTU %s: %s" % (me, t["nic"], t["peer"], t["address"], t["mtu"], detail)
 
 
-def network(pod, host, own=(), unreachable=(), detail="100% packet loss"):
+def kernel(host, line):
+    """A kernel difference as the network stage gives it: 'enp132s0 mtu: 1500 -> 9000' with its NIC and the
+    finding's words ('MTU 1500, model 9000')."""
+    nic, rest = line.split(" ", 1)
+    field, change = rest.split(": ", 1)
+    have, want = change.split(" -> ")
+    return Problem("kernel differs from the model: %s" % line, NODE_STATE, Subject(node=host, nic=nic),
+                   "%s %s, model %s" % ("MTU" if field == "mtu" else field, have, want))
+
+
+def network(pod, host, own=(), unreachable=(), detail="100% packet loss", extra=()):
     """A DGX's network check: its own kernel differences, then the pings that fail (to ``unreachable``
     addresses, or all of them from a NIC named in ``own``)."""
     bad_nics = {p.split()[0] for p in own}
-    fails = [ping_line(host, t, detail) for t in ping_targets(pod, host)
-             if t["address"] in unreachable or t["nic"] in bad_nics]
-    problems = ["kernel differs from the model: %s" % p for p in own] + fails
-    return {"check": "network", "host": host, "status": "fail" if problems else "pass", "problems": problems,
-            "pings": len(ping_targets(pod, host))}
+    fails = [Problem(ping_line(host, t, detail), REACH, Subject(node=host, nic=t["nic"], peer=t["peer"],
+                                                                address=t["address"]))
+             for t in ping_targets(pod, host) if t["address"] in unreachable or t["nic"] in bad_nics]
+    problems = [kernel(host, p) for p in own] + fails + list(extra)
+    return CheckResult("network", host, "fail" if problems else "pass", problems=problems,
+                       details={"pings": len(ping_targets(pod, host))}, subject=Subject(node=host),
+                       category=NODE_STATE, stage="network").to_dict()
 
 
-def nfs(pod, host, dead=(), detail="listing failed: ls did not finish within 15s"):
-    """A DGX's nfs_mounts check, the mounts from ``dead`` addresses failing as pod_nfs_verify says."""
+def nfs(pod, host, dead=(), detail="listing failed: ls did not finish within 15s", own=()):
+    """A DGX's nfs_mounts check, the mounts from ``dead`` addresses failing as pod_nfs_verify says; ``own``:
+    (mount point, text) of mounts of its own that are wrong."""
     mounts = mount_plan(pod, host)["mounts"]
-    problems = ["%s: %s from %s: %s" % (host, m["path"], m["ip"], detail) for m in mounts if m["ip"] in dead]
-    return {"check": "nfs_mounts", "host": host, "status": "fail" if problems else "pass", "mounts": len(mounts),
-            "problems": problems}
+    problems = [Problem("%s: %s from %s: %s" % (host, m["path"], m["ip"], detail), REACH,
+                        Subject(node=host, address=m["ip"], path=m["path"])) for m in mounts if m["ip"] in dead]
+    problems += [Problem("%s: %s" % (host, text), NODE_STATE, Subject(node=host, path=path), text)
+                 for path, text in own]
+    return CheckResult("nfs_mounts", host, "fail" if problems else "pass", problems=problems,
+                       details={"mounts": len(mounts)}, subject=Subject(node=host), category=NODE_STATE,
+                       stage="storage").to_dict()
 
 
 def healthy(pod):
     out = []
     for h in dgx(pod):
-        out += [{"check": "identity", "host": h, "status": "pass", "hostname": h, "hostname_ok": True,
-                 "missing_nics": []}, network(pod, h), nfs(pod, h)]
+        out += [CheckResult("identity", h, "pass", details={"hostname": h, "hostname_ok": True, "missing_nics": []},
+                            subject=Subject(node=h), category=NODE_STATE, stage="identity").to_dict(),
+                network(pod, h), nfs(pod, h)]
     return out
+
+
+def missing(host, check, stage):
+    """The row of a host that did not record its check (it did not answer)."""
+    return CheckResult(check, host, "error", reason="no result: the host was unreachable or failed before this "
+                       "check ran", subject=Subject(node=host), category=NODE_STATE, stage=stage,
+                       unreachable=True).to_dict()
 
 
 def assert_partition(results, findings):
@@ -117,11 +143,12 @@ def test_a_switch_port_fault_names_the_nic_cabled_to_it_and_explains_its_pings(p
         if c["check"] == "network" and c["host"] != "sim-dgx3":
             results[i] = network(pod, c["host"], unreachable={addr})
     # switch_eval's result for the port (its cause names the port and the host NIC on it)
+    port = Subject(switch="sim-sw2", port="Ethernet7/1", node="sim-dgx3", nic="enp139s0")
     results.append(CheckResult("switch_port_mtu", "sim-sw2 Ethernet7/1", "fail", expected=9000, measured=1500,
                                unit="bytes", cause="sim-sw2 Ethernet7/1 (sim-dgx3 enp139s0): MTU 1500, model 9000",
-                               details={"compare": "= "}).to_dict())
-    results.append(CheckResult("switch_port_mtu", "sim-sw2 Ethernet6/1", "pass", expected=9000,
-                               measured=9000).to_dict())
+                               details={"compare": "= "}, subject=port, category=PORT_STATE).to_dict())
+    results.append(CheckResult("switch_port_mtu", "sim-sw2 Ethernet6/1", "pass", expected=9000, measured=9000,
+                               subject=Subject(switch="sim-sw2", port="Ethernet6/1"), category=PORT_STATE).to_dict())
     findings = build_findings(results, index)
     assert_partition(results, findings)
     assert len(findings) == 1 and findings[0]["host"] == "sim-sw2"  # the fault is on the switch
@@ -146,8 +173,7 @@ def test_a_frozen_storage_node_is_named_with_its_addresses(pod, index):
 
 def test_one_dgx_losing_a_mount_is_its_own_finding_not_the_storage_node(pod, index):
     results = healthy(pod)
-    results[2] = dict(results[2], status="fail", problems=[
-        "sim-dgx1: not mounted (planned /mnt/isilon4 from 198.18.66.212)"])
+    results[2] = nfs(pod, "sim-dgx1", own=[("/mnt/isilon4", "not mounted (planned /mnt/isilon4 from 198.18.66.212)")])
     findings = build_findings(results, index)
     assert_partition(results, findings)
     assert [(f["host"], f["subject"]) for f in findings] == [("sim-dgx1", "sim-dgx1")]
@@ -158,9 +184,8 @@ def test_an_unreachable_dgx_explains_its_checks_and_everything_towards_it(pod, i
     addrs = {n.address for n in pod.host("sim-dgx4").nics}
     base = [c for c in healthy(pod) if c["host"] != "sim-dgx4"]
     base = [network(pod, c["host"], unreachable=addrs) if c["check"] == "network" else c for c in base]
-    base += [{"check": name, "host": "sim-dgx4", "tag": tag, "missing": True}
-             for name, tag in (("identity", "identity"), ("network", "network"), ("nfs_mounts", "storage"))]
-    results = resolve_missing(base)
+    results = base + [missing("sim-dgx4", name, stage)
+                      for name, stage in (("identity", "identity"), ("network", "network"), ("nfs_mounts", "storage"))]
     perf = sample_perf(slow=None, fio_error_host=None)
     tests = copy.deepcopy(perf["iperf"]["tests"])
     for t in tests:
@@ -210,6 +235,11 @@ def test_a_pod_wide_shortfall_is_one_finding_and_a_slow_nic_still_stands_out(pod
     assert {e["check"] for e in findings[1]["explains"]} == {"iperf_relative"}
 
 
+def nccl_pair(a, b, status, busbw):
+    return CheckResult("nccl_relative", "%s<->%s" % (a, b), status, expected=8.0, measured=busbw, stage="nccl",
+                       subject=Subject(node=a, peer=b, step="pair"), category=JOB_PERF).to_dict()
+
+
 def test_fio_and_nccl_slow_node_found_from_their_own_evaluators(pod, index):
     perf = sample_perf(slow=None, fio_error_host=None)
     for step in perf["fio"]["steps"]:
@@ -218,8 +248,8 @@ def test_fio_and_nccl_slow_node_found_from_their_own_evaluators(pod, index):
                 r["result"]["aggregate"]["read"]["bw_bytes"] *= 0.4
     results = [dict(c, status="skipped") if c.get("absolute") else c
                for c in evaluate_fio(perf["fio"]["steps"], perf["nodes"], perf["storage"], EXP)]
-    results.append(CheckResult("nccl_relative", "sim-dgx3<->sim-dgx1", "fail", expected=8.0, measured=3.0).to_dict())
-    results.append(CheckResult("nccl_relative", "sim-dgx2<->sim-dgx4", "pass", expected=8.0, measured=10.0).to_dict())
+    results.append(nccl_pair("sim-dgx3", "sim-dgx1", "fail", 3.0))
+    results.append(nccl_pair("sim-dgx2", "sim-dgx4", "pass", 10.0))
     findings = build_findings(results, index)
     assert_partition(results, findings)
     assert len(findings) == 1 and findings[0]["host"] == "sim-dgx3"
@@ -227,17 +257,21 @@ def test_fio_and_nccl_slow_node_found_from_their_own_evaluators(pod, index):
 
 
 def test_a_gpu_fault_explains_the_nodes_own_checks_only(pod, index):
+    gpu = {"subject": Subject(node="sim-dgx3"), "category": NODE_STATE, "stage": "gpu"}
     results = healthy(pod) + [
         CheckResult("gpu_count", "sim-dgx3", "fail", expected=8, measured=7,
-                    cause="sim-dgx3: 7 GPUs, model 8 (GPU 00000000:8A:00.0 missing)").to_dict(),
+                    cause="sim-dgx3: 7 GPUs, model 8 (GPU 00000000:8A:00.0 missing)", **gpu).to_dict(),
         CheckResult("nccl_relative", "sim-dgx3", "fail", expected=100.0, measured=60.0,
-                    cause="sim-dgx3 alone reaches 60% of the other nodes' median").to_dict(),
-        CheckResult("gpu_count", "sim-dgx1", "pass", expected=8, measured=8).to_dict(),
-        CheckResult("nccl_relative", "sim-dgx1<->sim-dgx3", "fail", expected=8.0, measured=3.0).to_dict(),
-        CheckResult("nccl_relative", "sim-dgx2<->sim-dgx4", "pass", expected=8.0, measured=10.0).to_dict(),
-        CheckResult("iperf_relative", "sim-dgx1<->sim-dgx3", "fail", expected=8.0, measured=3.0,
+                    cause="sim-dgx3 alone reaches 60% of the other nodes' median", stage="nccl",
+                    subject=Subject(node="sim-dgx3", step="single"), category=JOB_PERF).to_dict(),
+        CheckResult("gpu_count", "sim-dgx1", "pass", expected=8, measured=8, **dict(gpu, subject=Subject(
+            node="sim-dgx1"))).to_dict(),
+        nccl_pair("sim-dgx1", "sim-dgx3", "fail", 3.0),
+        nccl_pair("sim-dgx2", "sim-dgx4", "pass", 10.0),
+        CheckResult("iperf_relative", "sim-dgx1<->sim-dgx3", "fail", expected=8.0, measured=3.0, stage="iperf",
                     details={"client": "sim-dgx1", "client_nic": "enp5s0", "server": "sim-dgx3",
-                             "server_nic": "enp5s0", "hosts": ["sim-dgx1", "sim-dgx3"]}).to_dict()]
+                             "server_nic": "enp5s0", "hosts": ["sim-dgx1", "sim-dgx3"]}, category="link_perf",
+                    subject=Subject(node="sim-dgx1", nic="enp5s0", peer="sim-dgx3", peer_nic="enp5s0")).to_dict()]
     findings = build_findings(results, index)
     assert_partition(results, findings)
     assert [f["subject"] for f in findings] == ["sim-dgx3", "sim-dgx1<->sim-dgx3 iperf_relative"]
@@ -247,9 +281,11 @@ def test_a_gpu_fault_explains_the_nodes_own_checks_only(pod, index):
 
 def test_unknown_check_names_are_their_own_findings_ordered_by_size_then_errors(pod, index):
     results = healthy(pod) + [
-        {"check": "hosts_drift", "host": "sim-dgx2", "status": "fail", "cause": "/etc/hosts block differs"},
-        {"check": "nccl_env_drift", "host": "sim-dgx1", "status": "error", "reason": "cannot read nccl.env"},
-        {"check": "brand_new", "host": "pod", "status": "fail", "cause": "something"}]
+        CheckResult("hosts_drift", "sim-dgx2", "fail", cause="/etc/hosts block differs", category=FILE_STATE,
+                    subject=Subject(node="sim-dgx2", path="/etc/hosts")).to_dict(),
+        CheckResult("nccl_env_drift", "sim-dgx1", "error", reason="cannot read nccl.env", category=FILE_STATE,
+                    subject=Subject(node="sim-dgx1", path="/etc/dgxpod/nccl.env")).to_dict(),
+        CheckResult("brand_new", "pod", "fail", cause="something", category=POD_STATE, subject=Subject()).to_dict()]
     dead = {n.address for n in pod.host("sim-isilon1").nics}
     results = [nfs(pod, c["host"], dead=dead) if c["check"] == "nfs_mounts" else c for c in results]
     findings = build_findings(results, index)
@@ -262,7 +298,7 @@ def test_unknown_check_names_are_their_own_findings_ordered_by_size_then_errors(
 
 def test_without_a_pod_index_every_check_still_has_one_finding(pod):
     results = [c if c["check"] != "nfs_mounts" else nfs(pod, c["host"], dead={"198.18.66.212"}) for c in healthy(pod)]
-    results += resolve_missing([{"check": "identity", "host": "sim-dgx9", "tag": "identity", "missing": True}])
+    results += [missing("sim-dgx9", "identity", "identity")]
     findings = build_findings(results, None)
     assert_partition(results, findings)
     assert [(f["host"], f["status"], len(f["explains"])) for f in findings] == [
@@ -270,12 +306,13 @@ def test_without_a_pod_index_every_check_still_has_one_finding(pod):
     assert findings[0]["cause"].startswith("the node at does not answer (address 198.18.66.212): 4 DGX")
 
 
-def test_with_findings_puts_them_before_the_checks_in_schema_4(pod, index):
+def test_with_findings_puts_them_before_the_checks_in_schema_5(pod, index):
     doc = {"schema_version": 3, "pod": "p", "summary": {}, "checks": [
-        {"check": "x", "host": "sim-dgx1", "status": "fail", "cause": "c"}], "measurements": {}}
+        CheckResult("x", "sim-dgx1", "fail", cause="c", subject=Subject(node="sim-dgx1"),
+                    category=NODE_STATE).to_dict()], "measurements": {}}
     out = with_findings(doc, index)
     assert list(out) == ["schema_version", "pod", "summary", "findings", "checks", "measurements"]
-    assert out["schema_version"] == 4 and out["findings"][0]["explains"] == [
+    assert out["schema_version"] == 5 and out["findings"][0]["explains"] == [
         {"check": "x", "host": "sim-dgx1", "status": "fail"}]
 
 
@@ -284,12 +321,13 @@ def test_wrong_address_and_qos_lines_are_the_nodes_own_faults(pod, index):
     results = healthy(pod)
     own = ["enp12s0 address: 198.18.12.99/24 -> (absent)", "enp12s0 address: (absent) -> 198.18.12.13/24"]
     addr = pod.host("sim-dgx3").nic("enp12s0").address
+    qos = Problem("enp5s0 (mlx5_0): QoS trust pcp, model dscp", NODE_STATE, Subject(node="sim-dgx1", nic="enp5s0",
+                                                                                     hca="mlx5_0"))
     for i, c in enumerate(results):
         if c["check"] == "network":
-            results[i] = network(pod, c["host"], own=own if c["host"] == "sim-dgx3" else (), unreachable={addr})
-    assert results[1]["check"] == "network" and results[1]["host"] == "sim-dgx1"
-    results[1]["problems"].append("enp5s0 (mlx5_0): QoS trust pcp, model dscp")  # rdma_problems' line
-    results[1]["status"] = "fail"
+            results[i] = network(pod, c["host"], own=own if c["host"] == "sim-dgx3" else (), unreachable={addr},
+                                 extra=[qos] if c["host"] == "sim-dgx1" else ())
+    assert results[1]["check"] == "network" and results[1]["host"] == "sim-dgx1" and results[1]["status"] == "fail"
     findings = build_findings(results, index)
     assert_partition(results, findings)
     assert [(f["host"], f["subject"]) for f in findings] == [
@@ -305,8 +343,8 @@ def test_mounts_missing_on_two_dgx_are_not_a_storage_node_that_does_not_answer(p
     results = healthy(pod)
     for i in (2, 5):
         h = results[i]["host"]
-        results[i] = dict(results[i], status="fail", problems=["%s: not mounted (planned /mnt/isilon4 from %s)" % (
-            h, mount_plan(pod, h)["mounts"][-1]["ip"])])
+        results[i] = nfs(pod, h, own=[("/mnt/isilon4", "not mounted (planned /mnt/isilon4 from %s)" % (
+            mount_plan(pod, h)["mounts"][-1]["ip"]))])
     findings = build_findings(results, index)
     assert_partition(results, findings)
     assert [f["subject"] for f in findings] == ["sim-dgx1", "sim-dgx2"]

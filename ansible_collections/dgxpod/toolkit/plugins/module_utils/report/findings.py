@@ -27,14 +27,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import (PERF_CHECKS, PORT_STATE,
-    STORAGE_PERF, Facts, Index, analyse, pod_index, why)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import (JOB_PERF, JOB_STATE,
+    LINK_PERF, POD_PERF, PORT_STATE, Facts, Index, analyse, device_fault, involved, pod_index, subject, why)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import PERF_CATEGORIES, REACH
 
 __all__ = ["build_findings", "pod_index", "finding_line", "with_findings"]
-SCHEMA_VERSION = 4  # results.json with findings (docs/results.md)
+SCHEMA_VERSION = 5  # results.json with findings, subjects and categories (docs/results.md)
 PROBLEM = ("fail", "error")
-GPU_PREFIX = ("gpu_", "hca_")
-STEP_CHECKS = {"fio_scaling", "storage_sizing", "train_storage_bound"}  # of the pod, whatever their nodes
 
 
 class _Draft:
@@ -77,7 +76,7 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
             continue
         for node, nic, cause, port in facts[i].local:
             groups.setdefault((node, nic), []).append((i, cause, port))
-    gpu = {k for k, g in groups.items() if any(str(results[i].get("check")).startswith(GPU_PREFIX) for i, _, _ in g)}
+    gpu = {k for k, g in groups.items() if any(device_fault(results[i]) for i, _, _ in g)}
     order = sorted(groups, key=lambda k: (-len(_state_candidates(k, bad, facts, claimed, has_local, results,
                                                                  k in gpu)), k[0], k[1] or ""))
     for node, nic in order:
@@ -87,7 +86,7 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
         port = next((p for _, _, p in own if p), None) or (idx.switch_port(node, nic) if nic else None)
         where = " ".join(x for x in (node, nic) if x)
         host, subject = node, where + (" (%s)" % port if port else "")
-        if port and results[own[0][0]].get("check") in PORT_STATE:  # the fault is on the switch
+        if port and results[own[0][0]].get("category") == PORT_STATE:  # the fault is on the switch
             host, subject = port.split(" ")[0], "%s (%s)" % (port, where)
         causes = _unique(c[len(port) + 2:] if host != node and c.startswith(port + ": ") else c for _, c, _ in own)
         d = _Draft(host, subject, "; ".join(causes), own[0][0], 1)
@@ -148,14 +147,14 @@ def _down_nodes(results: Sequence[Mapping[str, Any]], bad: List[int], facts: Dic
             out.setdefault(str(c["host"]), []).append(i)
     # a node that took part in a passing measurement did answer (its checks failed before they recorded)
     for c in results:
-        if out and c.get("status") == "pass" and (c.get("client") or c.get("server") or c.get("hosts")):
-            for n in [c.get("client"), c.get("server")] + list(c.get("hosts") or []):
-                out.pop(str(n), None)
+        if out and c.get("status") == "pass" and c.get("category") in PERF_CATEGORIES:
+            for n in involved(c):
+                out.pop(n, None)
     return out
 
 
 def _down_cause(node: str, results: Sequence[Mapping[str, Any]], own: List[int]) -> str:
-    answered = [c for c in results if str(c.get("host")) == node and c.get("status") in ("pass", "fail")]
+    answered = [c for c in results if subject(c).get("node") == node and c.get("status") in ("pass", "fail")]
     text = "%s does not answer: %s" % (node, results[own[0]].get("reason"))
     if answered:
         text += " (%d of its checks ran before it stopped answering)" % len(answered)
@@ -177,7 +176,7 @@ def _state_candidates(key: Tuple[str, Optional[str]], bad: List[int], facts: Dic
         if nic is not None and ((node, nic) in ends or (node, None) in ends):
             out.append(i)
         elif nic is None and (facts[i].nodes == {node} or (
-                gpu and node in facts[i].nodes and str(results[i].get("check")).startswith(("nccl", "train")))):
+                gpu and node in facts[i].nodes and results[i].get("category") in (JOB_PERF, JOB_STATE))):
             out.append(i)
     return out
 
@@ -202,7 +201,7 @@ def _unanswering(bad: List[int], facts: Dict[int, Facts], claimed: Mapping[int, 
             continue
         members = [i for i in t["checks"] if i not in claimed]
         members += [i for i in bad if i not in claimed and i not in has_local and i not in members and (
-            node in facts[i].nodes or (node in idx.storage and results[i].get("check") in STORAGE_PERF))]
+            node in facts[i].nodes or (node in idx.storage and subject(results[i]).get("storage")))]
         out.append((node, members, sorted(t["addrs"]), sorted(t["clients"])))
     return out
 
@@ -212,7 +211,7 @@ def _pod_wide(results: Sequence[Mapping[str, Any]], bad: List[int], claimed: Map
     out = []
     names = _unique(str(results[i].get("check")) for i in bad if i not in claimed)
     for name in names:
-        if name not in PERF_CHECKS:
+        if not any(results[i].get("category") in PERF_CATEGORIES for i in bad if results[i].get("check") == name):
             continue
         members = [i for i in bad if i not in claimed and results[i].get("check") == name
                    and results[i].get("status") == "fail"]
@@ -223,10 +222,12 @@ def _pod_wide(results: Sequence[Mapping[str, Any]], bad: List[int], claimed: Map
 
 
 def _kind(c: Mapping[str, Any]) -> str:
-    name = str(c.get("check"))
-    if name.startswith("iperf"):
-        return "iperf %s" % (c.get("kind") or "")
-    return name.split("_")[0] if name.startswith(("fio", "nccl", "train")) else name
+    """What kind of test a check is, for a slow endpoint's cause: its stage (and a link's kind, dgx-dgx or
+    dgx-storage), or its name when no stage decided it."""
+    what = str(c.get("stage") or c.get("check"))
+    if c.get("category") == LINK_PERF and c.get("kind"):
+        return "%s %s" % (what, c["kind"])
+    return what
 
 
 def _slow_endpoints(results: Sequence[Mapping[str, Any]], bad: List[int], facts: Dict[int, Facts],
@@ -235,13 +236,13 @@ def _slow_endpoints(results: Sequence[Mapping[str, Any]], bad: List[int], facts:
     rest of the pod passes (fewer than half of that check's entries without the node fail); at least two.
     Its checks are explained, then the next node is looked for."""
     decided = {i: facts[i] if i in facts else analyse(c, idx) for i, c in enumerate(results)
-               if c.get("status") in ("pass", "fail") and c.get("check") in PERF_CHECKS}
+               if c.get("status") in ("pass", "fail") and c.get("category") in PERF_CATEGORIES}
     out = []
     taken: Set[int] = set()
     while True:
         perf = [i for i in bad if i not in claimed and i not in taken and facts[i].perf
                 and results[i].get("status") == "fail"]
-        small = [i for i in perf if 1 <= len(facts[i].nodes) <= 2 and results[i].get("check") not in STEP_CHECKS]
+        small = [i for i in perf if 1 <= len(facts[i].nodes) <= 2 and results[i].get("category") != POD_PERF]
         mine: Dict[str, List[int]] = {}
         for i in small:
             for n in facts[i].nodes:
@@ -295,13 +296,26 @@ def _label(results: Sequence[Mapping[str, Any]], members: List[int], root: Optio
     parts = []
     for name, cs in by.items():
         n = len(cs)
-        if name == "network" and all(c.get("status") == "fail" for c in cs):
-            parts.append("%d node%s failed pings to %s" % (n, "s'" if n > 1 else "'s", host))
-        elif name in ("iperf", "iperf_relative", "nccl_relative", "nccl_busbw"):
+        if all(c.get("status") == "fail" and _reaches(c, host) for c in cs):
+            parts.append("%d node%s failed %s to %s" % (n, "s'" if n > 1 else "'s", _attempts(cs), host))
+        elif all(subject(c).get("peer") and c.get("category") in PERF_CATEGORIES for c in cs):
             parts.append("%d %s pair check%s" % (n, name, "s" if n > 1 else ""))
         else:
             parts.append("%d %s check%s" % (n, name, "s" if n > 1 else ""))
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _reaches(c: Mapping[str, Any], node: str) -> bool:
+    """The check lists a problem reaching ``node`` (a ping or a mount's I/O towards it)."""
+    return any(a.get("category") == REACH and node in (a.get("peer"), a.get("address"))
+               for a in c.get("problem_subjects") or [] if isinstance(a, Mapping))
+
+
+def _attempts(cs: Sequence[Mapping[str, Any]]) -> str:
+    """What the checks tried towards the node, as the report says it: their stage's own word for it when one
+    names it (network: pings), else 'checks'."""
+    stages = {c.get("stage") for c in cs}
+    return "pings" if stages == {"network"} else "%s checks" % cs[0].get("check")
 
 
 def _finish(drafts: List[_Draft], results: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
