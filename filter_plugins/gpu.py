@@ -2,6 +2,8 @@
 """Filters for the GPU and node health stage (playbooks/validate_gpu.yml)."""
 from __future__ import annotations
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model
+
 
 def gpu_stage_record(dgx_hosts, hostvars, level, result_var="gpu_health_read"):
     """pod_stages.gpu from every DGX's registered dgx_gpu_health result: {level, nodes: {host: {status,
@@ -40,6 +42,13 @@ def gpu_dcgm_level(ra_profile, run_profile, override=None):
     return int(level if level is not None else DEFAULT_LEVELS.get(run_profile, 1))
 
 
+def gpu_nvswitch(model):
+    """Whether a DGX of ``dgx_model`` joins its GPUs through NVSwitches (so nvidia-fabricmanager must run): the
+    hardware catalogue's answer (module_utils/catalog/dgx.py), False for an unknown model."""
+    m = dgx_model(model)
+    return bool(m is not None and m.nvswitch)
+
+
 class FilterModule:
     def filters(self):
-        return {"gpu_stage_record": gpu_stage_record, "gpu_dcgm_level": gpu_dcgm_level}
+        return {"gpu_stage_record": gpu_stage_record, "gpu_dcgm_level": gpu_dcgm_level, "gpu_nvswitch": gpu_nvswitch}

@@ -2,7 +2,7 @@
 """Filters for Slurm as the pod's scheduler (roles/slurm, playbooks/slurm_drain.yml; docs/slurm.md)."""
 from __future__ import annotations
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import DGX_MODELS  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_gpus  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.conf import render_all  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.drain import drain_plan  # noqa: E402
@@ -25,11 +25,12 @@ def slurm_drain_plan(results, dgx, max_fraction=0.5):
 
 
 def slurm_gpu_count(host_vars):
-    """A DGX's GPU count: its ``gpus`` variable, else its ``dgx_model``'s (pod_catalog.DGX_MODELS), else 0."""
+    """A DGX's GPU count: its ``gpus`` variable, else its ``dgx_model``'s (the hardware catalogue,
+    module_utils/catalog/dgx.py), else 0."""
     host_vars = host_vars or {}
     if host_vars.get("gpus") is not None:
         return int(host_vars["gpus"])
-    return int(DGX_MODELS.get(host_vars.get("dgx_model") or "", {}).get("gpus") or 0)
+    return int(dgx_gpus(host_vars.get("dgx_model")) or 0)
 
 
 def slurm_not_ready(nodes, dgx):

@@ -52,7 +52,7 @@ EXAMPLES = r"""
 - name: Read GPU health (quick DCGM level)
   dgx_gpu_health:
     dcgm_level: 1
-    nvswitch: "{{ dgx_model in ['dgx2', 'dgxa100', 'dgxh100'] }}"
+    nvswitch: "{{ dgx_model | gpu_nvswitch }}"  # the hardware catalogue (module_utils/catalog/dgx.py)
     fs_root: "{{ dgx_network_sysfs_root | default('/') }}"
 """
 

@@ -129,7 +129,8 @@ import os
 import yaml
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (DGX_MODELS, errors, Finding,
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (errors, Finding,
     group_findings, model_from_hostvars, natural_key, validate)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import (locate, locate_scope, scan_inventory,
     unread_inventory_values)

@@ -17,13 +17,8 @@ from html import escape
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult, compare
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import DGX_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model
 
-SRC_DGX1 = ("NVIDIA DGX-1 User Guide and 'NVIDIA DGX-1 with Tesla V100 System Architecture' white paper "
-            "(WP-08437-002): 8x Tesla V100 SXM2, 6 NVLink 2.0 links per GPU (hybrid cube-mesh), PCIe Gen3 x16")
-SRC_DGXA100 = ("NVIDIA DGX A100 User Guide and 'NVIDIA A100 Tensor Core GPU Architecture' white paper: 8x A100 "
-               "SXM4, 12 third-generation NVLink links per GPU through 6 NVSwitches, PCIe Gen4 x16; NVSwitch "
-               "systems need nvidia-fabricmanager running")
 SRC_SMI = "nvidia-smi documentation (nvidia-smi.txt, -q fields)"
 SRC_PAGE_RETIREMENT = ("NVIDIA 'GPU Memory Error Management' / Dynamic Page Retirement docs: a GPU with 60 or more "
                        "retired pages, a pending retirement, a pending row remap or a row-remap failure needs a "
@@ -35,17 +30,18 @@ SRC_PEERMEM = ("NVIDIA GPUDirect RDMA documentation: nvidia_peermem (driver >= 4
 SRC_DCGM = "NVIDIA DCGM diagnostics (dcgmi diag -r 1 quick, -r 3 long): every test must pass; reason is DCGM's"
 SRC_CONSISTENT = "toolkit rule (docs/validation.md): one driver, CUDA, HCA firmware and OFED version across the pod"
 
-# What each DGX model's GPUs look like. ``gpus``/``gpu`` come from the pod model (module_utils/pod/model.py).
-GPU_EXPECTATIONS: Dict[str, Dict[str, Any]] = {
-    "dgx1": {"family": "V100-SXM2", "nvlinks": 6, "link_gbps": 25.781, "pcie_gen": 3, "pcie_width": 16,
-             "nvswitch": False, "source": SRC_DGX1},
-    "dgx2": {"family": "V100-SXM3", "nvlinks": 6, "link_gbps": 25.781, "pcie_gen": 3, "pcie_width": 16,
-             "nvswitch": True, "source": "NVIDIA DGX-2 User Guide: 16x V100 SXM3, 12 NVSwitches, 6 NVLinks per GPU"},
-    "dgxa100": {"family": "A100-SXM4", "nvlinks": 12, "link_gbps": 25.0, "pcie_gen": 4, "pcie_width": 16,
-                "nvswitch": True, "source": SRC_DGXA100},
-    "dgxh100": {"family": "H100", "nvlinks": 18, "link_gbps": 26.562, "pcie_gen": 5, "pcie_width": 16,
-                "nvswitch": True, "source": "NVIDIA DGX H100 User Guide: 8x H100 SXM5, 18 NVLink4 links per GPU"},
-}
+
+def gpu_expectations(model: Any) -> Optional[Dict[str, Any]]:
+    """What a DGX model's GPUs look like (count, the family in their names, NVLink links and rate, PCIe link,
+    NVSwitch) and the source, from the hardware catalogue (module_utils/catalog/dgx.py); None for an unknown model."""
+    m = dgx_model(model)
+    if m is None:
+        return None
+    return {"gpus": m.gpus, "family": m.gpu_family, "nvlinks": m.nvlinks_per_gpu, "link_gbps": m.nvlink_gbps,
+            "pcie_gen": m.gpu_pcie_gen, "pcie_width": m.gpu_pcie_width, "nvswitch": m.nvswitch,
+            "source": m.sources["gpu"]}
+
+
 RETIRED_PAGE_LIMIT = 60
 LINK_TOLERANCE = 0.95  # a link reported below 95% of its nominal speed is trained down
 BAD_THROTTLE = ("sw_power_cap", "hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown")
@@ -91,8 +87,7 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
     out: List[CheckResult] = []
     model = entry.get("dgx_model")
     facts = entry.get("facts") or {}
-    exp = GPU_EXPECTATIONS.get(model or "")
-    pm = DGX_MODELS.get(model or "", {})
+    exp = gpu_expectations(model)
     if exp is None:
         return [CheckResult("gpu_model", node, "error", reason="unknown dgx_model %r: no GPU expectations" % model)]
     source = exp["source"]
@@ -104,7 +99,7 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
                             reason="%s: nvidia-smi -q -x failed: %s" % (node, why))]
     gpus = smi.get("gpus") or []
     # count and model
-    n_exp = pm.get("gpus")
+    n_exp = exp["gpus"]
     missing = sorted(set(peers_bus_ids) - {g["bus_id"] for g in gpus})
     cause = "%s has %d GPUs, expected %s (%s)" % (node, len(gpus), n_exp, model)
     if missing:

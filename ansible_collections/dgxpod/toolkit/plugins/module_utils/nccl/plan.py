@@ -16,14 +16,16 @@ from __future__ import annotations
 from statistics import median
 from typing import Any, Dict, List, Optional, Sequence
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_gpus, dgx_model
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.start_margin import margin_from_slack
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import round_robin
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
-# GPUDirect RDMA between the GPUs and the ConnectX HCAs: every DGX generation has it (004 shows
-# "via NET/IB/N/GDRDMA" on DGX-1; 001 and NVIDIA's DGX docs for A100/H100).
-GDR_MODELS = {"dgx1": True, "dgx2": True, "dgxa100": True, "dgxh100": True}
-DGX_GPUS = {"dgx1": 8, "dgx2": 16, "dgxa100": 8, "dgxh100": 8}
+
+def _gdr(model: str) -> bool:
+    """GPUDirect RDMA between the model's GPUs and its ConnectX HCAs (the hardware catalogue; False when unknown)."""
+    m = dgx_model(model)
+    return bool(m is not None and m.gpudirect_rdma)
 
 
 def topology(pod: Pod, dgx: Sequence[str]) -> Dict[str, Any]:
@@ -39,14 +41,14 @@ def topology(pod: Pod, dgx: Sequence[str]) -> Dict[str, Any]:
         models.add(model)
         nics = [n for n in (host.nics if host is not None else ()) if n.fabric.name in compute]
         gpus = host.gpus if host is not None else None
-        nodes[h] = {"gpus": int(gpus or DGX_GPUS.get(model, 8)), "nics": len(nics),
+        nodes[h] = {"gpus": int(gpus or dgx_gpus(model) or 8), "nics": len(nics),
                     "nic_gbps": sum(float(n.speed or 0) for n in nics) or None,
                     "hcas": sorted(n.rdma_device for n in nics if n.rdma_device)}
     model = sorted(models)[0] if len(models) == 1 else "mixed"
     rdma = any(v["hcas"] for v in nodes.values())
     gpus_per_node = sorted({v["gpus"] for v in nodes.values()})
     return {"model": model, "gpus_per_node": gpus_per_node[0] if len(gpus_per_node) == 1 else None, "nodes": nodes,
-            "fabric": "rdma" if rdma else "tcp", "gdr_expected": bool(rdma and GDR_MODELS.get(model, False))}
+            "fabric": "rdma" if rdma else "tcp", "gdr_expected": bool(rdma and _gdr(model))}
 
 
 def pair_rounds(nodes: Sequence[str]) -> List[Dict[str, Any]]:

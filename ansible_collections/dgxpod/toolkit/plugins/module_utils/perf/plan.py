@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_gpus
+
 DATA_TRAFFIC = ("compute", "storage")
 
 
@@ -214,9 +216,6 @@ def progress_line(kind: str, index: int, total: int, seconds_left: float, detail
     return "%s, about %s left" % (text, format_eta(seconds_left))
 
 
-DGX_GPUS = {"dgx1": 8, "dgx2": 16, "dgxa100": 8, "dgxh100": 8}  # docs/pod-model.md (module_utils/pod/model.py)
-
-
 def perf_context(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: Sequence[str],
                  fabrics: Sequence[Dict[str, Any]], data_mounts: int = 0) -> Dict[str, Any]:
     """What the evaluation needs from the model: per-DGX storage link capacity, mounts and GPUs, the
@@ -228,7 +227,7 @@ def perf_context(hosts: Dict[str, Dict[str, Any]], dgx: Sequence[str], storage: 
     total_gpus = 0
     for h in dgx:
         hv = hosts.get(h) or {}
-        gpus = int(hv.get("gpus") or DGX_GPUS.get(str(hv.get("dgx_model")), 8))
+        gpus = int(hv.get("gpus") or dgx_gpus(hv.get("dgx_model")) or 8)  # the hardware catalogue's
         total_gpus += gpus
         link = sum(float(n.get("speed") or 0) for n in hv.get("nics") or [] if n.get("fabric") in st_fabrics)
         nodes[h] = {"storage_link_gbps": link or None, "mounts": int(data_mounts or 0), "gpus": gpus}

@@ -4,10 +4,10 @@
 A pod is an Ansible inventory (see docs/pod-model.md). ``validate(model, profiles)`` takes what Ansible
 sees for every host and returns ``Finding`` objects; it never touches the network or the file system.
 ``pod_sources`` (a sibling module) finds the inventory file and line that define a finding's key.
-The hardware catalogues are in ``pod_catalog``, the schema and ``Finding`` in ``pod_schema``, the switch and
-cabling checks in ``pod_switch_checks``, the scheduler's in ``pod_slurm_checks``; this module runs them all and
-re-exports what callers use. Once the model passes, ``pod_types.Pod`` is the typed, read-only view every
-derivation takes.
+The hardware catalogues are in ``module_utils/catalog/`` (re-exported here), the schema and ``Finding`` in
+``pod_schema``, the switch and cabling checks in ``pod_switch_checks``, the scheduler's in ``pod_slurm_checks``;
+this module runs them all and re-exports what callers use. Once the model passes, ``pod_types.Pod`` is the
+typed, read-only view every derivation takes.
 
 The model given to ``validate`` is::
 
@@ -19,14 +19,17 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import (DGX_MODELS, ETHERNET_OVERHEAD,
-    host_mtu, IPOIB_MTU_MAX, PLATFORMS, port_lanes, ROLE_GROUPS, STORAGE_PLATFORMS, SWITCH_MODELS, switch_port_mtu,
-    SwitchModel)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import (ETHERNET_OVERHEAD, frame_bytes,
+    IPOIB_MTU_MAX, max_host_mtu)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import (PLATFORMS, port_lanes,
+    SWITCH_MODELS, SwitchModel)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import ROLE_GROUPS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import (_addr_owner, _HOSTNAME_RE, _ip, _net,
     check_schema, errors, FABRIC_SCHEMA, Field, Finding, group_findings, GROUP_LIST, HOST_SCHEMAS, MODEL_VARS,
-    natural_key, NIC_SCHEMA, POD_SCHEMA, role_of, STORAGE_SCHEMA, suggest, SWITCH_SCHEMA)
+    natural_key, NIC_SCHEMA, POD_SCHEMA, role_of, STORAGE_PLATFORMS, STORAGE_SCHEMA, suggest, SWITCH_SCHEMA)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.switch_checks import (_check_cabling, _check_switches,
-    check_switch_l3, vlan_id)
+    check_switch_l3, host_mtu, switch_port_mtu, vlan_id)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.slurm_checks import check_slurm
 
 # What callers import from here (the catalogue, schema and switch checks live in their own files now).
@@ -294,10 +297,10 @@ def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, 
     for name, sw in switches.items():
         short = sw.pop("_mtu_short", None)
         if short:
-            need = max(m for m, _ in short) + ETHERNET_OVERHEAD
+            need = frame_bytes(max(m for m, _ in short))
             out.append(Finding(name, "switch", "switch.mtu", "%d is too small for %d cabled NIC(s): host MTU up "
                                "to %d + %d bytes of headers (first: %s)" % (
-                                   sw["mtu"], len(short), need - ETHERNET_OVERHEAD, ETHERNET_OVERHEAD,
+                                   sw["mtu"], len(short), max_host_mtu(need), ETHERNET_OVERHEAD,
                                    short[0][1]), "set switch.mtu to at least %d (max %s)" % (
                                    need, SWITCH_MODELS[sw["model"]].max_mtu)))
     for name, info in usable.items():

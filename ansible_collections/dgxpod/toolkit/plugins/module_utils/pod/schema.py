@@ -7,10 +7,14 @@ import difflib
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import (DGX_MODELS, PLATFORMS, ROLE_GROUPS,
-    STORAGE_PLATFORMS, SWITCH_MODELS)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import PLATFORMS, SWITCH_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import ROLE_GROUPS
+
+# The storage platforms the pod model names (what the NFS/Scale plans and the storage checks know).
+STORAGE_PLATFORMS = ("isilon", "powerscale", "ess3000", "nfs-ganesha")
 
 
 # --------------------------------------------------------------------------- findings
@@ -62,7 +66,7 @@ class Finding:
 class Field:
     kind: str  # str int bool ipv4 cidr list dict any
     required: bool = False
-    choices: Optional[Tuple[Any, ...]] = None
+    choices: Optional[Collection[Any]] = None  # a tuple, or a catalogue's keys() (a live view)
     item: Optional[Any] = None  # Field or Schema for list items
     schema: Optional[Schema] = None  # for dicts with known keys
     values: Optional[Any] = None  # Field/Schema for dict values (free keys)
@@ -155,7 +159,7 @@ VLAN_SCHEMA: Schema = {
 }
 SWITCH_SCHEMA: Schema = {
     "platform": Field("str", True, PLATFORMS),
-    "model": Field("str", True, tuple(SWITCH_MODELS)),
+    "model": Field("str", True, SWITCH_MODELS.keys()),  # a live view: the catalogue is the list
     "mtu": Field("int", minimum=576, maximum=9216),
     "ports": Field("dict", values=PORT_SCHEMA),
     "port_channels": Field("list", item={
@@ -175,7 +179,7 @@ STORAGE_NODE_SCHEMA: Schema = {
 # Per-host variables the model owns, by role group.
 HOST_SCHEMAS: Dict[str, Schema] = {
     "dgx": {"nics": Field("list", True, item=NIC_SCHEMA),
-            "dgx_model": Field("str", True, tuple(DGX_MODELS)),
+            "dgx_model": Field("str", True, DGX_MODELS.keys()),  # a live view: the catalogue is the list
             "gpus": Field("int", minimum=0, maximum=64)},
     "storage": {"nics": Field("list", True, item=NIC_SCHEMA),
                 "storage_node": Field("dict", True, schema=STORAGE_NODE_SCHEMA)},

@@ -7,7 +7,7 @@ import difflib
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import DGX_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS, dgx_gpus
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import Finding, natural_key
 
 
@@ -62,7 +62,7 @@ def check_slurm(pod: Dict[str, Any], usable: Dict[str, Dict[str, Any]], host: Op
         hv = usable[h]["vars"]
         gpus = hv.get("gpus")
         if gpus is None and isinstance(hv.get("dgx_model"), str):
-            gpus = DGX_MODELS.get(hv["dgx_model"], {}).get("gpus")
+            gpus = dgx_gpus(hv["dgx_model"])
         if gpus is None:
             out.append(Finding(h, "gpus", "gpus", "the GPU count of this DGX is unknown, so its Slurm Gres=gpu:N "
                                "cannot be written", "set gpus: <N> or a dgx_model (one of %s)" % ", ".join(

@@ -1,15 +1,49 @@
 # -*- coding: utf-8 -*-
 """Preflight checks of the switches in the pod model: models and ports, port-channels, VLANs and routed
-ports (check_switch_l3), and the cabling of every NIC to a switch port (split out of pod_model, issue 13)."""
+ports (check_switch_l3), and the cabling of every NIC to a switch port (split out of pod_model, issue 13); the MTU
+a NIC and a switch port have in the model (host_mtu, switch_port_mtu). The hardware is the catalogue's
+(module_utils/catalog/)."""
 from __future__ import annotations
 
 import ipaddress
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import (_lane_words, _port_fix,
-    ETHERNET_OVERHEAD, host_mtu, PLATFORMS, port_lanes, SWITCH_MODELS, switch_port_mtu)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import (ETHERNET_OVERHEAD, fits_port,
+    frame_bytes, max_host_mtu)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import (PLATFORMS, port_lanes,
+    SWITCH_MODELS, SwitchModel)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import _ip, _ipif, Finding
+
+
+def host_mtu(nic: Dict[str, Any], fabric: Dict[str, Any]) -> int:
+    """A NIC's MTU in the model: its own, else its fabric's."""
+    return int(nic.get("mtu") or fabric["mtu"])
+
+
+def switch_port_mtu(switch: Dict[str, Any], port: str) -> Optional[int]:
+    """A switch port's MTU in the model: the port's, else the switch's, else the model's largest (None on an
+    InfiniBand switch)."""
+    model = SWITCH_MODELS[switch["model"]]
+    ports = switch.get("ports") if isinstance(switch.get("ports"), dict) else {}
+    port_cfg = ports.get(port) if isinstance(ports.get(port), dict) else {}
+    # only integers: a string ("9214") is a schema error preflight reports, not a value to compare
+    for mtu in (port_cfg.get("mtu"), switch.get("mtu")):
+        if isinstance(mtu, int) and not isinstance(mtu, bool) and mtu:
+            return mtu
+    return model.max_mtu
+
+
+def _port_fix(model: SwitchModel) -> str:
+    return "use a port of this model (%s ... %s)" % (model.ports[0], model.ports[-1])
+
+
+def _lane_words(model: SwitchModel, port: str, lanes: frozenset) -> str:
+    if len(lanes) == 4:
+        return "%s uses the whole port" % port
+    if model.platform == "eos" and len(lanes) > 1:
+        return "%s uses lanes %s" % (port, ", ".join(str(n) for n in sorted(lanes)))
+    return "%s is a breakout lane" % port
 
 
 def _usable_parts(sw: Dict[str, Any]) -> None:
@@ -278,7 +312,7 @@ def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any
                                % (speed, sw_name, port, port_speed), "make the port and NIC speeds agree"))
     if not is_ib_switch:
         mtu = host_mtu(nic, fab)
-        if model.max_mtu is not None and mtu + ETHERNET_OVERHEAD > model.max_mtu:
+        if model.max_mtu is not None and not fits_port(mtu, model.max_mtu):
             # no switch setting can hold it: the host MTU is the value to change (the fabric's, unless the NIC
             # sets its own), reported once on that value
             own = nic.get("mtu") is not None
@@ -286,18 +320,18 @@ def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any
                                fab["_index"], "host MTU %d + %d bytes of headers is more than a %s port takes (%d): "
                                "%s %s on %s %s" % (mtu, ETHERNET_OVERHEAD, sw["model"], model.max_mtu, host,
                                                    nic.get("name"), sw_name, port),
-                               "lower the MTU to %d or less" % (model.max_mtu - ETHERNET_OVERHEAD),
+                               "lower the MTU to %d or less" % max_host_mtu(model.max_mtu),
                                inherited=not own))
             return
         port_mtu = switch_port_mtu(sw, port)
         port_override = isinstance(port_cfg, dict) and port_cfg.get("mtu") is not None
-        if port_mtu is not None and mtu + ETHERNET_OVERHEAD > port_mtu and not port_override \
+        if port_mtu is not None and not fits_port(mtu, port_mtu) and not port_override \
                 and sw.get("mtu") is not None:
             # the switch-wide MTU is too low: one finding on switch.mtu, not one per cabled NIC
             sw.setdefault("_mtu_short", []).append((mtu, "%s %s (%s %s)" % (
                 sw_name, port, host, nic.get("name"))))
-        elif port_mtu is not None and mtu + ETHERNET_OVERHEAD > port_mtu:
+        elif port_mtu is not None and not fits_port(mtu, port_mtu):
             out.append(Finding(host, "nics", path + ".switch_port", "host MTU %d + %d bytes of headers does not "
                                "fit %s %s (MTU %d)" % (mtu, ETHERNET_OVERHEAD, sw_name, port, port_mtu),
                                "raise the switch port MTU to at least %d (max %s) or lower the host MTU" % (
-                                   mtu + ETHERNET_OVERHEAD, model.max_mtu)))
+                                   frame_bytes(mtu), model.max_mtu)))

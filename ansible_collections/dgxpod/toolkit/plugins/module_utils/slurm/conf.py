@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.catalog import DGX_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_gpus, dgx_model
 
 DEFAULTS: Dict[str, Any] = {
     "partition": "dgx",
@@ -52,17 +52,17 @@ PARTITION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 CLUSTER_RE = re.compile(r"^[a-z0-9_][a-z0-9_-]{0,39}$")
 HARDWARE_KEYS = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "RealMemory")
 
-# What a DGX of each model has (NVIDIA's DGX user guides / data sheets), used when a node has not reported
-# ``slurmd -C``: sockets, cores per socket, threads per core, memory in MB (RealMemory a little below the
-# installed memory, the kernel keeps some).
-DGX_HARDWARE: Dict[str, Dict[str, int]] = {
-    # DGX-1: 2x Xeon E5-2698 v4, 512 GB; DGX-2: 2x Xeon Platinum 8168, 1.5 TB
-    "dgx1": {"SocketsPerBoard": 2, "CoresPerSocket": 20, "ThreadsPerCore": 2, "RealMemory": 500000},
-    "dgx2": {"SocketsPerBoard": 2, "CoresPerSocket": 24, "ThreadsPerCore": 2, "RealMemory": 1500000},
-    # DGX A100: 2x EPYC 7742, 1 TB; DGX H100: 2x Xeon Platinum 8480C, 2 TB
-    "dgxa100": {"SocketsPerBoard": 2, "CoresPerSocket": 64, "ThreadsPerCore": 2, "RealMemory": 1000000},
-    "dgxh100": {"SocketsPerBoard": 2, "CoresPerSocket": 56, "ThreadsPerCore": 2, "RealMemory": 2000000},
-}
+
+
+def dgx_hardware(dgx_model_name: Optional[str]) -> Dict[str, int]:
+    """What a DGX of a model has, as slurm.conf's node keys (sockets, cores per socket, threads per core, memory
+    in MB), from the hardware catalogue (module_utils/catalog/dgx.py); used when a node has not reported
+    ``slurmd -C``. {} for an unknown model."""
+    m = dgx_model(dgx_model_name)
+    if m is None:
+        return {}
+    return {"SocketsPerBoard": m.cpu_sockets, "CoresPerSocket": m.cpu_cores_per_socket,
+            "ThreadsPerCore": m.cpu_threads_per_core, "RealMemory": m.real_memory_mb}
 
 
 class SlurmConfError(ValueError):
@@ -87,8 +87,8 @@ def _hardware(reported: Optional[Mapping[str, Any]], dgx_model: Optional[str]) -
     hw: Dict[str, int] = {}
     if reported:
         hw = {k: int(reported[k]) for k in HARDWARE_KEYS if reported.get(k) is not None}
-    elif dgx_model in DGX_HARDWARE:
-        hw = dict(DGX_HARDWARE[dgx_model])
+    else:
+        hw = dgx_hardware(dgx_model)
     if "CPUs" not in hw and {"SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore"} <= set(hw):
         hw["CPUs"] = hw.get("Boards", 1) * hw["SocketsPerBoard"] * hw["CoresPerSocket"] * hw["ThreadsPerCore"]
     return hw
@@ -203,7 +203,7 @@ def nodes_from_pod(pod: Any, gpu_device_prefix: str = "/dev/nvidia") -> List[Dic
     out = []
     for host in pod.dgx:
         nic = pod.primary_nic(host.name)
-        gpus = host.gpus if host.gpus is not None else DGX_MODELS.get(host.dgx_model or "", {}).get("gpus")
+        gpus = host.gpus if host.gpus is not None else dgx_gpus(host.dgx_model)
         out.append({"name": host.name, "address": nic.address if nic else host.ansible_host, "gpus": gpus,
                     "dgx_model": host.dgx_model, "gpu_device_prefix": gpu_device_prefix})
     return out

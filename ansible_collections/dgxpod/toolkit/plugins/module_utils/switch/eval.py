@@ -24,8 +24,8 @@ import html
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import ETHERNET_OVERHEAD, fits_port
 
-ETHERNET_OVERHEAD = 18
 SRC_MTU = "pod model: switch port MTU (switch.ports.<p>.mtu, switch.mtu or the switch's maximum; docs/switches.md)"
 SRC_LOSSLESS = ("RA lossless RoCE: trust DSCP, PFC no-drop on priority %s (REFERENCE_FACTS.md; pod model fabric "
                 "roce: lossless)")
@@ -151,7 +151,7 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
             if not ok:
                 cause = "%s: MTU %s%s, model %s" % (who, mtu, "" if cfg.get("mtu") else " (no mtu line: default)",
                                                     iface["mtu"])
-                if host_mtu and mtu and mtu < host_mtu + ETHERNET_OVERHEAD:
+                if host_mtu and mtu and not fits_port(host_mtu, mtu):
                     cause += "; the host's %d-byte frames (+%d bytes of headers) do not fit" % (host_mtu,
                                                                                                ETHERNET_OVERHEAD)
             out.append(CheckResult("switch_port_mtu", host, "pass" if ok else "fail", expected=iface["mtu"],

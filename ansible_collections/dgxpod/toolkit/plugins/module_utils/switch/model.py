@@ -18,8 +18,10 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import Finding
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (ETHERNET_OVERHEAD, SWITCH_MODELS,
-    check_switch_l3, switch_port_mtu, vlan_id)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import (ETHERNET_OVERHEAD, fits_port,
+    frame_bytes, headroom)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import SWITCH_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import check_switch_l3, switch_port_mtu, vlan_id
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
 # Host side of lossless RoCE (REFERENCE_FACTS / docs/pod-model.md): trust DSCP, PFC on priority 3.
@@ -212,7 +214,7 @@ def structured_config(model: Dict[str, Any], switch: str, options: Optional[Dict
             entry["qos"] = {"trust": ROCE_TRUST, "pfc_priority": pfc}
         peer = entry.get("peer") or {}
         if ethernet and peer.get("host_mtu") and entry.get("mtu"):
-            entry["mtu_headroom"] = entry["mtu"] - peer["host_mtu"] - ETHERNET_OVERHEAD
+            entry["mtu_headroom"] = headroom(peer["host_mtu"], entry["mtu"])
 
     vlans = []
     for key, vcfg in sorted((sw.get("vlans") or {}).items(), key=lambda kv: vlan_id(kv[0]) or 0):
@@ -297,12 +299,12 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
             cab = by_port[port["name"]]
             path = "nics[%d].switch_port" % cab["index"]
             who = "%s %s (host %s NIC %s)" % (switch, port["name"], peer["host"], peer["nic"])
-            if peer.get("host_mtu") and port.get("mtu") and peer["host_mtu"] + ETHERNET_OVERHEAD > port["mtu"]:
+            if peer.get("host_mtu") and port.get("mtu") and not fits_port(peer["host_mtu"], port["mtu"]):
                 out.append(Finding(peer["host"], "nics", path, "MTU mismatch on %s: host MTU %d + %d bytes of "
                                    "headers does not fit the port MTU %d" % (who, peer["host_mtu"],
                                                                              ETHERNET_OVERHEAD, port["mtu"]),
                                    "raise switch.ports.%s.mtu (or switch.mtu) to at least %d, or lower the host "
-                                   "MTU" % (port["name"], peer["host_mtu"] + ETHERNET_OVERHEAD)))
+                                   "MTU" % (port["name"], frame_bytes(peer["host_mtu"]))))
             subnet_finding = _l3_mismatch(port, cab, svi, who)
             if subnet_finding:
                 out.append(Finding(peer["host"], "nics", "nics[%d].address" % cab["index"], *subnet_finding))

@@ -1,26 +1,23 @@
 # -*- coding: utf-8 -*-
-"""The hardware catalogues of the pod model: switch models and their ports, DGX models, platforms, and
-which QSFP lanes a port takes (split out of pod_model, issue 13)."""
+"""The switch platforms the pod model knows: per model its platform (the OS the toolkit talks to), its port names,
+the port speed, the largest MTU, with the vendor documents; and which QSFP lanes a port takes."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-
-ROLE_GROUPS = ("dgx", "storage", "switches")
-# Ethernet header (14) + one 802.1Q tag (4): a host MTU plus this must fit the switch port MTU.
-ETHERNET_OVERHEAD = 18
-IPOIB_MTU_MAX = {"datagram": 4092, "connected": 65520}
+# The switch operating systems the toolkit renders and reads: Arista EOS, NVIDIA Onyx (MLNX-OS), NVIDIA Cumulus
+# Linux (NVUE), and the managed InfiniBand switches (MLNX-OS for IB; nothing is pushed to them).
+PLATFORMS = ("eos", "onyx", "cumulus", "mlnx-ib")
 
 
-# --------------------------------------------------------------------------- catalogues
 @dataclass(frozen=True)
 class SwitchModel:
     platform: str
     ports: Tuple[str, ...]
-    top_speed: int  # Gb/s
-    max_mtu: Optional[int]  # None for InfiniBand switches
+    top_speed: int  # Gb/s: the fastest a port runs (a breakout lane runs a quarter of it)
+    max_mtu: Optional[int]  # the largest port MTU (the frame: catalog.mtu); None for InfiniBand switches
     source: str
 
 
@@ -70,34 +67,10 @@ SWITCH_MODELS: Dict[str, SwitchModel] = {
         "Mellanox SB7800: 36x EDR 100Gb/s InfiniBand (managed); 000/003"),
 }
 
-DGX_MODELS: Dict[str, Dict[str, Any]] = {
-    "dgx1": {"gpus": 8, "gpu": "Tesla V100-SXM2-32GB", "source": "004 bill of materials"},
-    "dgx2": {"gpus": 16, "gpu": "Tesla V100-SXM3-32GB", "source": "000"},
-    "dgxa100": {"gpus": 8, "gpu": "A100-SXM4", "source": "001 §2.4"},
-    "dgxh100": {"gpus": 8, "gpu": "H100-SXM5", "source": "public NVIDIA DGX H100 docs"},
-}
 
-PLATFORMS = ("eos", "onyx", "cumulus", "mlnx-ib")
-STORAGE_PLATFORMS = ("isilon", "powerscale", "ess3000", "nfs-ganesha")
-
-
-def host_mtu(nic: Dict[str, Any], fabric: Dict[str, Any]) -> int:
-    return int(nic.get("mtu") or fabric["mtu"])
-
-
-def switch_port_mtu(switch: Dict[str, Any], port: str) -> Optional[int]:
-    model = SWITCH_MODELS[switch["model"]]
-    ports = switch.get("ports") if isinstance(switch.get("ports"), dict) else {}
-    port_cfg = ports.get(port) if isinstance(ports.get(port), dict) else {}
-    # only integers: a string ("9214") is a schema error preflight reports, not a value to compare
-    for mtu in (port_cfg.get("mtu"), switch.get("mtu")):
-        if isinstance(mtu, int) and not isinstance(mtu, bool) and mtu:
-            return mtu
-    return model.max_mtu
-
-
-def _port_fix(model: SwitchModel) -> str:
-    return "use a port of this model (%s ... %s)" % (model.ports[0], model.ports[-1])
+def switch_model(name: Any) -> Optional[SwitchModel]:
+    """The catalogue entry of a switch model, or None."""
+    return SWITCH_MODELS.get(name) if isinstance(name, str) else None
 
 
 # QSFP cage of a switch port and the lanes it occupies: a port used whole (swp1, 1/1, or Ethernet1/1 at 40/100 Gb/s)
@@ -127,11 +100,3 @@ def port_lanes(model: SwitchModel, port: str, speed: Any) -> Optional[Tuple[int,
                 width = 4 if speed == 40 else min(4, -(-speed // per_lane))
             return int(m.group(1)), frozenset(range(lane, min(lane + width, 5)))
     return None
-
-
-def _lane_words(model: SwitchModel, port: str, lanes: frozenset) -> str:
-    if len(lanes) == 4:
-        return "%s uses the whole port" % port
-    if model.platform == "eos" and len(lanes) > 1:
-        return "%s uses lanes %s" % (port, ", ".join(str(n) for n in sorted(lanes)))
-    return "%s is a breakout lane" % port
