@@ -10,7 +10,7 @@ comments and task names). What is read as a path, in backticks or not:
   (``pod.<model key>.*`` is the inventory's model, not a module).
 
 It exists when it names a file or directory from the repository root, from the document's directory (a role
-README's ``defaults/main.yml``), in the collection's module_utils (docs write ``module_utils/<x>`` and
+README's ``defaults/main.yml``) or one above it, in the collection's module_utils (docs write ``module_utils/<x>`` and
 ``<package>/<name>.py`` for ``ansible_collections/dgxpod/toolkit/plugins/module_utils/<x>``), or in some role
 (``meta/argument_specs.yml``); ``x/y.attr`` and ``library/pod_nccl`` name ``x/y.py`` and ``library/pod_nccl.py``.
 A placeholder is a glob that must match (``profiles/<ra>.yml``, ``playbooks/validate_{stage}.yml``), as is a glob;
@@ -177,7 +177,11 @@ def exists(path: str, doc: str) -> bool:
     if "/" not in path:
         return path in PY_FILES
     rel = path[len("module_utils/"):] if path.startswith("module_utils/") else path
-    bases = [ROOT, os.path.dirname(os.path.join(ROOT, doc)), MU, os.path.join(COLLECTION, "plugins"), COLLECTION]
+    here = os.path.dirname(os.path.join(ROOT, doc))
+    bases = [ROOT, MU, os.path.join(COLLECTION, "plugins"), COLLECTION]
+    while here.startswith(ROOT + os.sep):  # the document's directory and those above it (playbooks/tasks: playbooks)
+        bases.append(here)
+        here = os.path.dirname(here)
     bases += sorted(glob.glob(os.path.join(ROOT, "roles", "*")))
     head, _, last = path.rpartition("/")
     names = [path, rel]
