@@ -83,7 +83,7 @@ dgx_gpu:
       description: "{peermem: loaded peer-memory module or null, nvidia: bool, error}."
       type: dict
     hcas:
-      description: Per RDMA device its PCI address, firmware, board id, PCIe width and max width.
+      description: Per RDMA device its PCI address, firmware, board id, PCIe width and max width, and its netdev.
       type: dict
     ofed:
       description: OFED/DOCA version from C(ofed_info -s), or null.
@@ -130,6 +130,14 @@ def _jsonable(value):
     if isinstance(value, list):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _netdev(pdir):
+    """The HCA's network interface, so a fault of the HCA names its NIC: the first entry of its PCI function's
+    ``net/`` (None without one)."""
+    net = os.path.join(pdir, "net")
+    names = sorted(os.listdir(net)) if os.path.isdir(net) else []
+    return names[0] if names else None
 
 
 def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=300, nvswitch=False):
@@ -196,7 +204,8 @@ def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=
                      "board_id": read_sysfs(os.path.join(base, "board_id")),
                      "width": int(width) if width and width.isdigit() else None,
                      "max_width": int(max_width) if max_width and max_width.isdigit() else None,
-                     "speed": read_sysfs(os.path.join(pdir, "current_link_speed"))}
+                     "speed": read_sysfs(os.path.join(pdir, "current_link_speed")),
+                     "netdev": _netdev(pdir)}
     facts["hcas"] = hcas
     facts["ofed"] = None
     if which("ofed_info"):

@@ -93,6 +93,8 @@ def test_standins_print_what_the_parsers_read(tmp_path):
     assert f["dcgm"]["present"] and {t["name"] for t in f["dcgm"]["result"]["tests"]} >= {"PCIe", "SM Stress"}
     assert f["modules"]["peermem"] == "nvidia_peermem" and f["ofed"] == hw.OFED_DEFAULT
     assert f["hcas"]["mlx5_0"]["width"] == 16 and f["hcas"]["mlx5_0"]["fw"] == "12.18.1000"
+    assert {d: h["netdev"] for d, h in f["hcas"].items()} == {"mlx5_0": "enp5s0", "mlx5_1": "enp12s0",
+                                                               "mlx5_2": "enp132s0", "mlx5_3": "enp139s0"}
 
 
 def test_dgx1_nvlink_mesh_is_symmetric_with_six_links_per_gpu():
@@ -171,6 +173,12 @@ def test_each_fault_fails_its_check_naming_node_and_gpu(tmp_path, fault, check, 
         if isinstance(gpu, int):
             assert hit["bus_id"] == "00000000:%s:00.0" % hw.DGX1_GPU_BUSES[gpu]
     assert hit["expected"] is not None and hit["source"]
+    # what it is about, as data (issue 38): the node's own state and, for a per-GPU check, that GPU
+    if check.endswith("_consistent"):
+        assert (hit["category"], hit["subject"]) == ("pod_state", {})
+    else:
+        assert hit["category"] == "node_state"
+        assert hit["subject"] == dict({"node": "sim-dgx2"}, **({"gpu": int(gpu)} if gpu is not None else {}))
     # the other node stays clean
     assert not [c for c in bad(checks) if c["host"] == "sim-dgx1"]
 
@@ -221,6 +229,31 @@ def test_the_ecc_faults_top_finding_names_gpu_2_only(tmp_path):
     assert "'Page Retirement' FAIL on GPU(s) 2: Pending page retirements together with a DBE were detected on " \
            "GPU 2." in top["summary"]
     assert "0,1" not in top["summary"] and "GPUs 0" not in top["summary"]
+
+
+def test_an_hca_link_fault_is_about_the_hca_and_its_nic(tmp_path):
+    """A narrowed HCA link names the node, the HCA and its netdev as data (the findings put the NIC's switch port
+    next to it), not in the cause's words only."""
+    m = pod(tmp_path)
+    m["nodes"]["sim-dgx2"]["facts"]["hcas"]["mlx5_2"]["width"] = 8
+    (hit,) = [c for c in run_eval(m) if c["check"] == "hca_pcie_link" and c["status"] == "fail"]
+    assert hit["host"] == "sim-dgx2" and hit["cause"] == "sim-dgx2 mlx5_2 (0000:84:00.0): PCIe link x8, capable of x16"
+    assert (hit["category"], hit["subject"]) == ("node_state", {"node": "sim-dgx2", "nic": "enp132s0",
+                                                                "hca": "mlx5_2"})
+    del m["nodes"]["sim-dgx2"]["facts"]["hcas"]["mlx5_2"]["netdev"]  # a reading without it: the HCA only
+    (hit,) = [c for c in run_eval(m) if c["check"] == "hca_pcie_link" and c["status"] == "fail"]
+    assert hit["subject"] == {"node": "sim-dgx2", "hca": "mlx5_2"}
+
+
+def test_a_dgx_without_a_reading_is_unreachable_only_when_it_did_not_answer():
+    hv = {"sim-dgx1": {"dgx_model": "dgx1", "gpu_health_read": {"unreachable": True, "msg": "ssh: timed out"}},
+          "sim-dgx2": {"dgx_model": "dgx1"},
+          "sim-dgx3": {"dgx_model": "dgx1", "gpu_health_read": {"failed": True, "msg": "nvidia-smi crashed"}}}
+    checks = {c["host"]: c for c in run_eval(gpu_filters.gpu_stage_record(sorted(hv), hv, 1))
+              if c["check"] == "gpu_node"}
+    assert {h: (c["status"], c.get("unreachable", False)) for h, c in checks.items()} == {
+        "sim-dgx1": ("error", True), "sim-dgx2": ("error", True), "sim-dgx3": ("error", False)}
+    assert all(c["category"] == "node_state" and c["subject"] == {"node": h} for h, c in checks.items())
 
 
 def test_dcgm_absent_is_skipped_and_a_dcgm_crash_is_an_error(tmp_path):

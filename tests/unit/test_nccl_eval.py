@@ -11,7 +11,8 @@ import yaml
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import eval as ne
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import plan as npl
 from filter_plugins import nccl as nccl_filters
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, JOB_STATE, NODE_STATE,
+                                                                                  Subject, apply_simulated_policy)
 from inventory_util import ROOT, hostvars
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
@@ -170,6 +171,34 @@ def test_a_slow_node_fails_the_all_node_step_and_is_named():
                            and c.status == "fail")
     assert failing_pairs and all("sim-dgx3" in p for p in failing_pairs)
     assert m["localisation"]["slow"][0]["node"] == "sim-dgx3"
+
+
+def test_every_check_says_what_it_is_about():
+    """Issue 38: the subject and category as data - a node alone, a pair (node and peer), every node of the
+    all-node run, with the step; the job's speed (job_perf), its outcome (job_state), the transport (node_state)."""
+    m = measurements(slow="sim-dgx3")
+    res = ne.evaluate(m, EXP, {"simulated": True})
+    about = {(c.check, c.host): (c.category, c.subject) for c in res}
+    every = Subject(nodes=tuple(NODES), step="all")
+    assert about[("nccl_busbw", "sim-dgx1")] == (JOB_PERF, Subject(node="sim-dgx1", step="single"))
+    assert about[("nccl_correctness", "sim-dgx1")] == (JOB_STATE, Subject(node="sim-dgx1", step="single"))
+    assert about[("nccl_relative", "sim-dgx2")] == (JOB_PERF, Subject(node="sim-dgx2", step="single"))
+    assert about[("nccl_busbw", "all (4 DGX)")] == (JOB_PERF, every)
+    assert about[("nccl_relative", "all (4 DGX)")] == (JOB_PERF, every)
+    assert about[("nccl_transport", "all (4 DGX)")] == (NODE_STATE, every)
+    assert about[("nccl_localisation", "sim-dgx3")] == (JOB_PERF, Subject(node="sim-dgx3", step="pair"))
+    pairs = [c for c in res if c.details.get("step") == "pair"]
+    assert pairs and all(c.subject.step == "pair" for c in pairs)
+    for c in pairs:
+        a, b = c.host.split("<->")
+        want = Subject(nodes=(a, b), step="pair") if c.check == "nccl_transport" else Subject(node=a, peer=b,
+                                                                                               step="pair")
+        assert c.subject == want, c
+    m = measurements(pairs=False)
+    m["all"] = {"nodes": NODES, "ok": False, "error": "no result within 150s", "rows": [],
+                "failed_hosts": {"sim-dgx3": "exited"}, "failed_ranks": {}}
+    (err,) = by(ne.evaluate(m, EXP, {"simulated": True}), "nccl_run")
+    assert (err.category, err.subject) == (JOB_STATE, every)
 
 
 def test_a_slow_node_alone_fails_nccl_relative():

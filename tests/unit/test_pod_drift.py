@@ -224,6 +224,17 @@ def test_evaluation_names_node_file_and_difference():
     assert "sim-dgx2 /etc/dgxpod/nccl.env is missing" in nccl.cause
     assert res[("drift", "sim-dgx4")].status == "error" and "sim-dgx4: unreachable" in res[("drift", "sim-dgx4")].reason
     assert drift_eval.evaluate({"nodes": {}}, {}, {})[0].status == "error"
+    # what each check is about, as data (issue 38): a deployed file on a node; a node that did not answer
+    assert (hosts.category, hosts.subject.to_dict()) == ("file_state", {"node": "sim-dgx2", "path": "/etc/hosts"})
+    assert nccl.subject.path == "/etc/dgxpod/nccl.env" and res[("drift_hosts", "sim-dgx1")].category == "file_state"
+    down = res[("drift", "sim-dgx4")]
+    assert (down.category, down.subject.to_dict(), down.unreachable) == ("file_state", {"node": "sim-dgx4"}, True)
+    pod = drift_eval.evaluate({"nodes": {}}, {}, {})[0]
+    assert (pod.category, pod.subject.to_dict()) == ("pod_state", {})
+    rec = drift.drift_stage_record(["b", "c", "d"], {"b": {"pod_drift_read": {"unreachable": True, "msg": "x"}},
+                                                     "c": {"pod_drift_read": {"failed": True, "msg": "boom"}},
+                                                     "d": {}})
+    assert {r.host: r.unreachable for r in drift_eval.evaluate(rec, {}, {})} == {"b": True, "c": False, "d": True}
 
 
 def test_the_drift_stage_is_registered_and_reported():

@@ -256,6 +256,7 @@ def test_the_slurm_check_names_state_and_reason():
     assert checks["vm"]["cause"] == "drained in Slurm: check: nccl_busbw low (DGX1-2 at 40% of peers)"
     assert checks["DGX1-3"]["cause"] == "idle, not responding in Slurm: Not responding"
     assert checks["DGX1-4"]["measured"] == "absent" and "not a node of slurmctld" in checks["DGX1-4"]["cause"]
+    assert all((c["category"], c["subject"]) == ("service_state", {"node": h}) for h, c in checks.items())
 
 
 def test_the_slurm_play_is_skipped_whole_on_a_pod_without_slurm(tmp_path):

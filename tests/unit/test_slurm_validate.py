@@ -51,6 +51,10 @@ def test_every_dgx_gets_a_slurm_node_check_and_the_controller_one():
     assert by["DGX1-3"]["cause"] == "idle, not responding in Slurm: Not responding"
     assert "not a node of slurmctld" in by["DGX1-4"]["cause"]
     assert all(c["source"] == slurm_eval.SOURCE for c in checks)
+    # Slurm's view, as data (issue 38): of each DGX, and of the controller (a node of the pod)
+    assert {(c["host"], c["category"], c["subject"]["node"]) for c in checks} == {
+        ("DGX1-1", "service_state", "DGX1-1"), ("DGX1-2", "service_state", "DGX1-2"),
+        ("DGX1-3", "service_state", "DGX1-3"), ("DGX1-4", "service_state", "DGX1-4")}
 
 
 def test_a_controller_that_does_not_answer_fails_and_an_unreachable_one_is_error():
@@ -60,6 +64,8 @@ def test_a_controller_that_does_not_answer_fails_and_an_unreachable_one_is_error
     assert "Unable to contact" in failed[0].cause and "DGX1-1" in failed[0].cause
     gone = slurm_eval.evaluate(_recorded(None, error="ssh: connect refused", unreachable=True), {}, {})
     assert gone[0].status == "error" and "did not answer" in gone[0].reason
+    assert gone[0].unreachable and not failed[0].unreachable  # the record says which, not the words
+    assert {(c.category, c.subject.node) for c in failed + gone} == {("service_state", "DGX1-1")}
 
 
 def _base():

@@ -106,6 +106,15 @@ def test_converged_switch_passes_every_check_and_changes_nothing(sw):
     assert len([c for c in checks if c["check"] == "switch_lldp"]) == len(ports)
     assert sw["server"].state(SW)["running"] == before  # read-only
     assert record["result"]["counters"]["delta"]["errors"]["Ethernet1/1"]["inErrors"] == 0
+    # what each check is about, as data (issue 38): a port with the node and NIC the model cables to it (an
+    # inter-switch port-channel member: the port only), or the switch as a whole
+    about = {(c["check"], c["host"]): (c["category"], c["subject"]) for c in checks}
+    assert about[("switch_lldp", "sim-sw1 Ethernet9/1")] == ("port_state", {
+        "node": "sim-isilon1", "nic": "40gige-2", "switch": "sim-sw1", "port": "Ethernet9/1"})
+    assert about[("switch_port_mtu", "sim-sw1 Ethernet31/1")] == ("port_state", {"switch": "sim-sw1",
+                                                                                 "port": "Ethernet31/1"})
+    assert about[("switch_drift", "sim-sw1")] == ("switch_state", {"switch": "sim-sw1"})
+    assert {c["category"] for c in checks if " " in c["host"]} == {"port_state"}
 
 
 def test_a_lowered_port_mtu_is_found_naming_switch_port_peer_and_model(sw):
@@ -113,6 +122,8 @@ def test_a_lowered_port_mtu_is_found_naming_switch_port_peer_and_model(sw):
     _, checks = run(sw)
     (mtu,) = [c for c in bad(checks) if c["check"] == "switch_port_mtu"]
     assert mtu["host"] == "sim-sw1 Ethernet1/1" and (mtu["measured"], mtu["expected"]) == (1500, 9214)
+    assert mtu["category"] == "port_state" and mtu["subject"] == {"node": "sim-dgx1", "nic": "enp5s0",
+                                                                  "switch": "sim-sw1", "port": "Ethernet1/1"}
     assert "sim-dgx1 enp5s0" in mtu["cause"] and "do not fit" in mtu["cause"] and "model 9214" in mtu["cause"]
     drift = next(c for c in checks if c["check"] == "switch_drift")
     assert drift["status"] == "fail" and "mtu 9214" in drift["cause"]
@@ -150,6 +161,8 @@ def test_a_swapped_cable_names_both_ports_and_both_nics(sw):
     _, checks = run(sw)
     lldp = [c for c in bad(checks) if c["check"] == "switch_lldp"]
     assert [c["host"] for c in lldp] == ["sim-sw1 Ethernet1/1", "sim-sw1 Ethernet2/1"]
+    assert [(c["subject"]["node"], c["subject"]["nic"], c["subject"]["port"]) for c in lldp] == [
+        ("sim-dgx1", "enp5s0", "Ethernet1/1"), ("sim-dgx2", "enp5s0", "Ethernet2/1")]  # the model's cabling
     cause = lldp[0]["cause"]
     assert cause.startswith("cables swapped: sim-sw1 Ethernet1/1 has sim-dgx2 enp5s0 (model: sim-dgx1 enp5s0)")
     assert "sim-sw1 Ethernet2/1 has sim-dgx1 enp5s0 (model: sim-dgx2 enp5s0)" in cause
@@ -172,6 +185,7 @@ def test_an_unreachable_switch_is_error_naming_it(sw):
     _, checks = run(sw, dict(sw["params"], port=port, connect_timeout=3))
     (err,) = checks
     assert (err["check"], err["host"], err["status"]) == ("switch_connect", SW, "error")
+    assert (err["category"], err["subject"]) == ("switch_state", {"switch": SW})
     assert "cannot read sim-sw1" in err["reason"]
 
 
@@ -182,8 +196,11 @@ def test_a_switch_that_recorded_nothing_is_error_and_the_stage_is_registered(sw)
     assert {(c["check"], c["host"], c["status"]) for c in checks} == {("switch_connect", "sim-sw1", "error"),
                                                                       ("switch_connect", "sim-sw2", "error")}
     assert "switches" in meas
+    assert {c["stage"] for c in checks} == {"switches"}  # the registry says which stage decided each check
     left, _ = evaluate_stages({}, {}, {}, run_tags=["network"])
     assert [c["status"] for c in left if c["check"] == "switches"] == ["skipped"]
+    (row,) = [c for c in left if c["check"] == "switches"]
+    assert (row["category"], row["subject"], row["stage"]) == ("pod_state", {}, "switches")
 
 
 def test_the_report_has_a_port_table_marking_the_failed_port(sw):

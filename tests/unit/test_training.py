@@ -212,6 +212,15 @@ def test_healthy_real_pod_runs_every_check():
                                       "train_read_rate", "train_gpu_util", "train_relative"}
     bad = [(r.check, r.host, r.status, r.cause) for r in res if r.status != "pass"]
     assert not bad
+    # what each check is about, as data (issue 38): a node's speed in a pass, the job's outcome, the job as a whole
+    about = {(r.check, r.host, r.details.get("pass")): (r.category, r.subject.to_dict()) for r in res}
+    assert about[("train_throughput", "sim-dgx1", "warm")] == ("job_perf", {"node": "sim-dgx1", "phase": "warm"})
+    assert about[("train_read_rate", "sim-dgx2", None)] == ("job_perf", {"node": "sim-dgx2", "phase": "cold"})
+    assert about[("train_gpu_util", "sim-dgx3", None)] == ("job_perf", {"node": "sim-dgx3", "phase": "warm"})
+    assert about[("train_relative", "sim-dgx4", "cold")] == ("job_perf", {"node": "sim-dgx4", "phase": "cold"})
+    assert about[("train_storage_bound", "pod", None)] == ("pod_perf", {"nodes": NODES})
+    assert about[("train_converges", "pod", "cold")] == ("job_state", {"phase": "cold"})
+    assert about[("train_dataset", "pod", None)] == ("job_state", {})
 
 
 def test_throughput_read_rate_and_gpu_util_fail_on_a_real_pod_and_skip_on_the_simulator():
@@ -224,7 +233,7 @@ def test_throughput_read_rate_and_gpu_util_fail_on_a_real_pod_and_skip_on_the_si
     assert "90 MB/s per GPU" in by(res, "train_read_rate", "sim-dgx2")[0].cause
     util = by(res, "train_gpu_util", "sim-dgx3")[0]
     assert util.status == "fail" and util.measured == 80.0 and "GPU 0" in util.cause
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import apply_simulated_policy
     sim = apply_simulated_policy(run(m, simulated=True), True)
     absolute = ("train_throughput", "train_read_rate", "train_gpu_util")
     assert {r.status for r in sim if r.check in absolute} == {"skipped"}
@@ -308,6 +317,7 @@ def test_a_crashed_or_hung_pass_is_an_error_naming_node_and_rank():
     assert [(r.check, r.host, r.status) for r in res] == [("train_dataset", "pod", "pass"),
                                                            ("train_job", "sim-dgx3", "error")]
     assert "rank 5 on sim-dgx3" in res[1].reason
+    assert (res[1].category, res[1].subject.to_dict()) == ("job_state", {"node": "sim-dgx3", "phase": "cold"})
     m2 = measurements(dataset={"failed": True, "msg": "dataset not made: generating 2000 files did not finish"})
     res2 = run(m2)
     assert len(res2) == 1 and res2[0].status == "error" and "did not finish" in res2[0].reason

@@ -16,7 +16,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Dict, List
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (FILE_STATE, POD_STATE, CheckResult,
+                                                                                  Subject)
 
 SOURCE = "toolkit rule (docs/validation.md \"Drift\"): a file the deploy writes is what its role renders today"
 CAUSE_DIFF_LINES = 6  # diff lines quoted in the cause (results.json keeps up to the module's diff_lines)
@@ -34,6 +35,7 @@ def _cause(node: str, r: Dict[str, Any]) -> str:
 
 def _one(node: str, r: Dict[str, Any]) -> CheckResult:
     check = "drift_%s" % (r.get("name") or "file")
+    about = {"subject": Subject(node=node, path=r.get("path")), "category": FILE_STATE}
     details = {"file": r.get("path"), "diff": r.get("diff") or []}
     expected = "as %s renders it" % r["source"] if r.get("source") else "as the deploy writes it"
     if r.get("expected_mode"):
@@ -41,13 +43,21 @@ def _one(node: str, r: Dict[str, Any]) -> CheckResult:
     status = r.get("status")
     if status == "ok":
         return CheckResult(check, node, "pass", expected=expected, measured="%s as deployed" % r.get("path"),
-                           source=SOURCE, details=details)
+                           source=SOURCE, details=details, **about)
     if status == "unreadable":
         return CheckResult(check, node, "error", expected=expected, source=SOURCE,
-                           reason="%s %s" % (node, r.get("summary")), details=details)
+                           reason="%s %s" % (node, r.get("summary")), details=details, **about)
     measured = "missing" if status == "missing" else "differs (%s)" % (r.get("summary") or "").split(": ", 1)[-1]
     return CheckResult(check, node, "fail", expected=expected, measured=measured, source=SOURCE,
-                       cause=_cause(node, r), details=details)
+                       cause=_cause(node, r), details=details, **about)
+
+
+def _unreachable(rec: Dict[str, Any]) -> bool:
+    """The node did not answer: the record says so (``unreachable``), or it is one of filter_plugins/drift.py's
+    two records of a DGX without a result (Ansible found it unreachable, or no result at all)."""
+    if rec.get("unreachable") is not None:
+        return bool(rec["unreachable"])
+    return str(rec.get("reason") or "").startswith(("unreachable", "no result"))
 
 
 def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context: Dict[str, Any]) -> List[CheckResult]:
@@ -57,12 +67,14 @@ def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context
     for node, rec in sorted(((measurements or {}).get("nodes") or {}).items()):
         if rec.get("status") != "ok":
             out.append(CheckResult("drift", node, "error", source=SOURCE,
-                                   reason="%s: %s" % (node, rec.get("reason") or "no drift result")))
+                                   reason="%s: %s" % (node, rec.get("reason") or "no drift result"),
+                                   subject=Subject(node=node), category=FILE_STATE, unreachable=_unreachable(rec)))
             continue
         for r in (rec.get("files") or []) + (rec.get("containers") or []):
             out.append(_one(node, r))
     if not out:
-        out.append(CheckResult("drift", "pod", "error", source=SOURCE, reason="no DGX recorded a drift result"))
+        out.append(CheckResult("drift", "pod", "error", source=SOURCE, reason="no DGX recorded a drift result",
+                               subject=Subject(), category=POD_STATE))
     return out
 
 

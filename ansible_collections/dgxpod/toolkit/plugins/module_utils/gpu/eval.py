@@ -16,7 +16,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult, compare
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE, CheckResult,
+                                                                                  Subject, compare)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model
 
 SRC_SMI = "nvidia-smi documentation (nvidia-smi.txt, -q fields)"
@@ -47,6 +48,17 @@ LINK_TOLERANCE = 0.95  # a link reported below 95% of its nominal speed is train
 BAD_THROTTLE = ("sw_power_cap", "hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown")
 
 
+def _on(node: str, **subject: Any) -> Dict[str, Any]:
+    """A node's own state (its GPU ``gpu=``, HCA ``hca=`` and that HCA's netdev ``nic=``): the CheckResult's
+    subject and category."""
+    return {"subject": Subject(node=node, **subject), "category": NODE_STATE}
+
+
+def _pod() -> Dict[str, Any]:
+    """The pod as a whole (a consistency across the DGX, nothing recorded)."""
+    return {"subject": Subject(), "category": POD_STATE}
+
+
 def _gpu_where(node: str, g: Dict[str, Any]) -> str:
     return "%s GPU %s (%s)" % (node, g.get("index"), g.get("bus_id"))
 
@@ -55,7 +67,8 @@ def _gpu_res(check: str, node: str, g: Dict[str, Any], ok: bool, measured: Any, 
              cause: str, unit: Optional[str] = None, how: Optional[str] = None) -> CheckResult:
     return CheckResult(check, node, "pass" if ok else "fail", expected=expected, measured=measured, unit=unit,
                        source=source, cause=None if ok else cause,
-                       details=dict(compare(how) if how else {}, gpu=g.get("index"), bus_id=g.get("bus_id")))
+                       details=dict(compare(how) if how else {}, gpu=g.get("index"), bus_id=g.get("bus_id")),
+                       **_on(node, gpu=g.get("index")))
 
 
 def _per_gpu(check: str, node: str, gpus: List[Dict[str, Any]], judge, expected: Any, source: str,
@@ -74,9 +87,15 @@ def _per_gpu(check: str, node: str, gpus: List[Dict[str, Any]], judge, expected:
     if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         # a number per GPU (uncorrectable errors, degrees C): the node's highest, said to be so
         return [CheckResult(check, node, "pass", expected=expected, measured=max(values), unit=unit, source=source,
-                            details=dict(details, note="the highest of its %d GPUs" % len(gpus)))]
+                            details=dict(details, note="the highest of its %d GPUs" % len(gpus)), **_on(node))]
     return [CheckResult(check, node, "pass", expected=expected, measured="all %d GPUs" % len(gpus), source=source,
-                        details=details)]
+                        details=details, **_on(node))]
+
+
+def _one_gpu(gpus: Any) -> Optional[int]:
+    """The GPU a DCGM result is about when it names exactly one (``"2"``), as the index the per-GPU checks
+    give; None when it names none or several (``"2,5"``): a fault of the node."""
+    return int(gpus) if str(gpus).strip().isdigit() else None
 
 
 def _int_keys(d: Optional[Dict[Any, Any]]) -> Dict[int, Any]:
@@ -89,14 +108,15 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
     facts = entry.get("facts") or {}
     exp = gpu_expectations(model)
     if exp is None:
-        return [CheckResult("gpu_model", node, "error", reason="unknown dgx_model %r: no GPU expectations" % model)]
+        return [CheckResult("gpu_model", node, "error", reason="unknown dgx_model %r: no GPU expectations" % model,
+                            **_on(node))]
     source = exp["source"]
     tool_errors = {e["tool"]: e["error"] for e in facts.get("errors") or []}
     smi = facts.get("smi")
     if smi is None:
         why = tool_errors.get("nvidia-smi -q -x", "nvidia-smi -q -x was not read")
         return [CheckResult("gpu_inventory", node, "error", source=SRC_SMI,
-                            reason="%s: nvidia-smi -q -x failed: %s" % (node, why))]
+                            reason="%s: nvidia-smi -q -x failed: %s" % (node, why), **_on(node))]
     gpus = smi.get("gpus") or []
     # count and model
     n_exp = exp["gpus"]
@@ -106,7 +126,8 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
         cause += "; missing bus id(s) present on the other DGX: %s" % ", ".join(missing)
     out.append(CheckResult("gpu_count", node, "pass" if len(gpus) == n_exp else "fail", expected=n_exp,
                            measured=len(gpus), source=source, cause=None if len(gpus) == n_exp else cause,
-                           details=dict(compare("="), **({"missing_bus_ids": missing} if missing else {}))))
+                           details=dict(compare("="), **({"missing_bus_ids": missing} if missing else {})),
+                           **_on(node)))
     out += _per_gpu("gpu_model", node, gpus,
                     lambda g: (exp["family"] in g["name"], g["name"],
                                "%s is a %s, expected a %s (%s)" % (_gpu_where(node, g), g["name"], exp["family"],
@@ -187,7 +208,7 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
     if nvl is None:
         out.append(CheckResult("gpu_nvlink", node, "error", source=source,
                                reason="%s: nvidia-smi nvlink -s failed: %s" % (
-                                   node, tool_errors.get("nvidia-smi nvlink -s", "not read"))))
+                                   node, tool_errors.get("nvidia-smi nvlink -s", "not read")), **_on(node)))
     else:
         nvl = _int_keys(nvl)
 
@@ -228,32 +249,35 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
     else:
         out.append(CheckResult("gpu_nvlink_errors", node, "error", source=SRC_SMI,
                                reason="%s: nvidia-smi nvlink -e was not read twice: %s" % (
-                                   node, tool_errors.get("nvidia-smi nvlink -e", "not read"))))
+                                   node, tool_errors.get("nvidia-smi nvlink -e", "not read")), **_on(node)))
     # kernel modules, fabric manager
     mods = facts.get("modules") or {}
     if mods.get("error"):
         out.append(CheckResult("gpu_peermem", node, "error", source=SRC_PEERMEM,
-                               reason="%s: /proc/modules not read: %s" % (node, mods["error"])))
+                               reason="%s: /proc/modules not read: %s" % (node, mods["error"]), **_on(node)))
     else:
         pm_name = mods.get("peermem")
         out.append(CheckResult("gpu_peermem", node, "pass" if pm_name else "fail",
                                expected="nvidia_peermem or nv_peer_mem", measured=pm_name or "not loaded",
                                source=SRC_PEERMEM, cause=None if pm_name else
-                               "%s: no GPUDirect RDMA peer-memory module loaded (modprobe nvidia_peermem)" % node))
+                               "%s: no GPUDirect RDMA peer-memory module loaded (modprobe nvidia_peermem)" % node,
+                               **_on(node)))
     if exp["nvswitch"]:
         fm = facts.get("fabric_manager") or {}
         ok = fm.get("state") == "active"
         out.append(CheckResult("gpu_fabric_manager", node, "pass" if ok else "fail", expected="active",
                                measured=fm.get("state") or "unknown", source=source,
-                               cause=None if ok else "%s: nvidia-fabricmanager is %s" % (node, fm.get("state"))))
+                               cause=None if ok else "%s: nvidia-fabricmanager is %s" % (node, fm.get("state")),
+                               **_on(node)))
     # DCGM
     dcgm = facts.get("dcgm") or {}
     if not dcgm.get("present"):
         out.append(CheckResult("gpu_dcgm_diag", node, "skipped", source=SRC_DCGM,
-                               reason="%s: dcgmi is not installed" % node))
+                               reason="%s: dcgmi is not installed" % node, **_on(node)))
     elif dcgm.get("result") is None:
         out.append(CheckResult("gpu_dcgm_diag", node, "error", source=SRC_DCGM,
-                               reason="%s: dcgmi diag -r %s failed: %s" % (node, dcgm.get("level"), dcgm.get("error"))))
+                               reason="%s: dcgmi diag -r %s failed: %s" % (node, dcgm.get("level"), dcgm.get("error")),
+                               **_on(node)))
     else:
         fails = []
         for t in dcgm["result"]["tests"]:
@@ -267,10 +291,11 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
                             node, t.get("category"), t["name"], r["status"].upper(),
                             ("GPU(s) %s" % gpus) if gpus else "the node (DCGM names no GPU)",
                             "; ".join(r["warnings"] + r["info"]) or "no reason given"),
-                        details={"gpu": gpus, "test": t["name"], "level": dcgm.get("level")}))
+                        details={"gpu": gpus, "test": t["name"], "level": dcgm.get("level")},
+                        **_on(node, gpu=_one_gpu(gpus))))
         out += fails or [CheckResult("gpu_dcgm_diag", node, "pass", expected="pass", source=SRC_DCGM,
                                      measured="%d tests pass (level %s)" % (len(dcgm["result"]["tests"]),
-                                                                          dcgm.get("level")))]
+                                                                          dcgm.get("level")), **_on(node))]
     # HCA PCIe links
     for dev, h in sorted((facts.get("hcas") or {}).items()):
         width, max_width = h.get("width"), h.get("max_width")
@@ -281,7 +306,8 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
                                measured="x%s" % width, source="PCIe link capability of the adapter (sysfs "
                                "max_link_width); 004/001 HCAs are x16 ConnectX adapters",
                                cause=None if ok else "%s %s (%s): PCIe link x%s, capable of x%s" % (
-                                   node, dev, h.get("pci"), width, max_width), details={"hca": dev}))
+                                   node, dev, h.get("pci"), width, max_width), details={"hca": dev},
+                               **_on(node, hca=dev, nic=h.get("netdev"))))
     return out
 
 
@@ -291,18 +317,29 @@ def _consistency(check: str, values: Dict[str, Optional[str]], what: str) -> Che
         if v is not None:
             by_value.setdefault(v, []).append(node)
     if not by_value:
-        return CheckResult(check, "pod", "skipped", source=SRC_CONSISTENT, reason="no %s was read" % what)
+        return CheckResult(check, "pod", "skipped", source=SRC_CONSISTENT, reason="no %s was read" % what, **_pod())
     ok = len(by_value) == 1
     measured = "; ".join("%s: %s" % (v, ", ".join(n)) for v, n in sorted(by_value.items()))
     return CheckResult(check, "pod", "pass" if ok else "fail", expected="one %s" % what, measured=measured,
-                       source=SRC_CONSISTENT, cause=None if ok else "mixed %s across the pod: %s" % (what, measured))
+                       source=SRC_CONSISTENT, cause=None if ok else "mixed %s across the pod: %s" % (what, measured),
+                       **_pod())
+
+
+def _unreachable(entry: Dict[str, Any]) -> bool:
+    """The DGX did not answer: the record says so (``unreachable: true`` or status ``unreachable``), or it is
+    one of filter_plugins/gpu.py's two records of a DGX without a result (Ansible found it unreachable, or
+    no result at all: unreachable or its play failed before the module ran)."""
+    if entry.get("unreachable") is not None:
+        return bool(entry["unreachable"])
+    return entry.get("status") == "unreachable" or str(entry.get("reason") or "").startswith(("unreachable",
+                                                                                             "no result"))
 
 
 def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context: Dict[str, Any]) -> List[CheckResult]:
     nodes = measurements.get("nodes") or {}
     out: List[CheckResult] = []
     if not nodes:
-        return [CheckResult("gpu_inventory", "pod", "error", reason="no DGX recorded GPU facts")]
+        return [CheckResult("gpu_inventory", "pod", "error", reason="no DGX recorded GPU facts", **_pod())]
     # the GPUs' bus ids on each DGX (a missing GPU is named by the bus id the other DGX have)
     buses: Dict[str, set] = {}
     for node, e in nodes.items():
@@ -312,7 +349,7 @@ def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context
     for node, entry in sorted(nodes.items()):
         if entry.get("status") != "ok":
             out.append(CheckResult("gpu_node", node, "error", reason="%s: %s" % (
-                node, entry.get("reason") or entry.get("status"))))
+                node, entry.get("reason") or entry.get("status")), unreachable=_unreachable(entry), **_on(node)))
             continue
         others = set().union(*[b for n, b in buses.items() if n != node]) if len(buses) > 1 else set()
         out += _node_checks(node, entry, sorted(others))

@@ -26,8 +26,9 @@ from html import escape
 from statistics import median
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (CheckResult, at_least, compare,
-                                                                                    expectation)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, JOB_STATE, NODE_STATE,
+                                                                                  CheckResult, Subject, at_least,
+                                                                                  compare, expectation)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.plan import multi_node_expectation, plateau_busbw
 
 UNIT = "GB/s"
@@ -48,6 +49,21 @@ def _label(run: Dict[str, Any]) -> str:
     return nodes[0] if len(nodes) == 1 else "<->".join(nodes) if len(nodes) == 2 else "all (%d DGX)" % len(nodes)
 
 
+def _subject(step: str, nodes: Any) -> Subject:
+    """What a run (or a comparison of it) is about: a node alone, a pair (node and peer), or every node of the
+    all-node run."""
+    nodes = [str(n) for n in nodes or []]
+    if step == "single" and len(nodes) == 1:
+        return Subject(node=nodes[0], step=step)
+    if step == "pair" and len(nodes) == 2:
+        return Subject(node=nodes[0], peer=nodes[1], step=step)
+    return Subject(nodes=tuple(nodes), step=step)
+
+
+def _about(step: str, run: Dict[str, Any], category: str) -> Dict[str, Any]:
+    return {"subject": _subject(step, run.get("nodes")), "category": category}
+
+
 def _runs(m: Dict[str, Any]) -> List[Tuple[str, Dict[str, Any]]]:
     out = [("single", r) for r in m.get("single") or []]
     if m.get("all"):
@@ -64,7 +80,8 @@ def _run_error(step: str, run: Dict[str, Any]) -> CheckResult:
     return CheckResult("nccl_run", _label(run), "error", reason="%s run did not finish: %s. Hosts: %s%s"
                        % (step, run.get("error") or "no result", where, ("; ranks: " + rk) if rk else ""),
                        details={"step": step, "nodes": run.get("nodes"), "failed_hosts": run.get("failed_hosts"),
-                                "failed_ranks": ranks, "last_lines": (run.get("last_lines") or [])[-5:]})
+                                "failed_ranks": ranks, "last_lines": (run.get("last_lines") or [])[-5:]},
+                       **_about(step, run, JOB_STATE))
 
 
 def _correctness(step: str, run: Dict[str, Any]) -> CheckResult:
@@ -86,7 +103,8 @@ def _correctness(step: str, run: Dict[str, Any]) -> CheckResult:
     return CheckResult("nccl_correctness", _label(run), "pass" if ok else "fail", expected=0,
                        measured=wrong + (oob or 0),
                        unit="wrong elements", source="nccl-tests: #wrong must be 0 and 'Out of bounds values : 0 OK' "
-                       "(REFERENCE_FACTS 'Pass thresholds')", cause=cause, details=dict(compare("="), step=step))
+                       "(REFERENCE_FACTS 'Pass thresholds')", cause=cause, details=dict(compare("="), step=step),
+                       **_about(step, run, JOB_STATE))
 
 
 TRANSPORT_CAUSE_SOCKET = ("NCCL fell back to TCP sockets (NET/Socket) between the nodes: check NCCL_IB_HCA lists the "
@@ -100,16 +118,19 @@ TRANSPORT_CAUSE_NOGDR = ("inter-node traffic goes through host memory (no GDRDMA
 def _transport(step: str, run: Dict[str, Any], topo: Dict[str, Any]) -> CheckResult:
     t = run.get("transport")
     host = _label(run)
+    # the transport of an inter-node run: every node of it (the model's HCAs are named in the cause, no NIC)
+    about = {"subject": Subject(nodes=tuple(str(n) for n in run.get("nodes") or []), step=step),
+             "category": NODE_STATE}
     src = "004 (REFERENCE_FACTS 'Proof NCCL is configured right'): 'via NET/IB/N/GDRDMA'; NVIDIA/nccl transport code"
     if (t or {}).get("backend") == "cpu" or run.get("backend") == "cpu":
         return CheckResult("nccl_transport", host, "skipped", source=src, absolute=True,
                            reason="simulator stand-in (backend: cpu): no NCCL, no GPU transport to check",
                            details={"step": step, "backend": "cpu",
-                                    "backend_transports": (t or {}).get("backend_transports")})
+                                    "backend_transports": (t or {}).get("backend_transports")}, **about)
     if not t:
         return CheckResult("nccl_transport", host, "error", source=src, absolute=True,
                            reason="no NCCL INFO lines in the output (NCCL_DEBUG=INFO not honoured?)",
-                           details={"step": step})
+                           details={"step": step}, **about)
     tnodes = topo.get("nodes") or {}
     hcas = sorted({h for n in run.get("nodes") or [] for h in (tnodes.get(n) or {}).get("hcas") or []})
     measured = {"summary": t.get("summary"), "ib_devices": t.get("ib_devices"), "networks": t.get("networks")}
@@ -117,22 +138,22 @@ def _transport(step: str, run: Dict[str, Any], topo: Dict[str, Any]) -> CheckRes
         return CheckResult("nccl_transport", host, "fail", expected="NET/IB%s on %s" % (
             "/GDRDMA" if topo.get("gdr_expected") else "", ",".join(hcas)), measured=measured, source=src,
             absolute=True, cause=TRANSPORT_CAUSE_SOCKET % (",".join(hcas) or "none in the model"),
-            details={"step": step})
+            details={"step": step}, **about)
     if t.get("net_connections", 0) == 0:
         return CheckResult("nccl_transport", host, "error", source=src, absolute=True,
                            reason="no inter-node connection line (Channel ... via NET/...) in the log",
-                           details={"step": step, "networks": t.get("networks")})
+                           details={"step": step, "networks": t.get("networks")}, **about)
     foreign = sorted(set(t.get("ib_devices") or []) - set(hcas)) if hcas else []
     if foreign:
         return CheckResult("nccl_transport", host, "fail", expected=hcas, measured=measured, source=src, absolute=True,
                            cause="NCCL uses HCAs the model does not list for compute (%s): set NCCL_IB_HCA to %s"
-                           % (",".join(foreign), ",".join(hcas)), details={"step": step})
+                           % (",".join(foreign), ",".join(hcas)), details={"step": step}, **about)
     if topo.get("gdr_expected") and not t.get("gdr_everywhere"):
         return CheckResult("nccl_transport", host, "fail", expected="GDRDMA on every NET/IB connection",
                            measured=measured, source=src, absolute=True, cause=TRANSPORT_CAUSE_NOGDR,
-                           details={"step": step, "gdr_disabled_hcas": t.get("gdr_disabled_hcas")})
+                           details={"step": step, "gdr_disabled_hcas": t.get("gdr_disabled_hcas")}, **about)
     return CheckResult("nccl_transport", host, "pass", expected="NET/IB on %s" % ",".join(hcas), measured=measured,
-                       source=src, absolute=True, details={"step": step})
+                       source=src, absolute=True, details={"step": step}, **about)
 
 
 def _peer_median(values: Dict[str, float], key: str, peers: List[str]) -> Optional[float]:
@@ -180,7 +201,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], context: Dict[str, Any]) ->
             out.append(at_least("nccl_busbw", _label(run), bw, want, UNIT, src, absolute=True, step=step,
                                 cause="the GPUs of %s do not reach the model's all-reduce bus bandwidth inside the "
                                       "node: a GPU or NVLink is degraded (nvidia-smi nvlink -s, dcgmi diag)"
-                                      % _label(run)))
+                                      % _label(run)).but(**_about(step, run, JOB_PERF)))
         else:
             f, src = _exp(exp, "multi_node_fraction_of_nics")
             want = multi_node_expectation(topo, f)
@@ -188,7 +209,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], context: Dict[str, Any]) ->
                                 "%s x the compute NICs' bandwidth of the model (%s)" % (f, src), absolute=True,
                                 step=step, cause="the fabric between %s is below the NICs' bandwidth: check the "
                                 "transport (nccl_transport), the NIC links and the switch ports"
-                                % ", ".join(run.get("nodes") or [])))
+                                % ", ".join(run.get("nodes") or [])).but(**_about(step, run, JOB_PERF)))
             if topo.get("fabric") == "rdma" or (run.get("transport") or {}).get("backend") == "cpu":
                 out.append(_transport(step, run, topo))
     rel_src = "%s x the median of the peers (%s)" % (frac, frac_src)
@@ -200,7 +221,8 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], context: Dict[str, Any]) ->
         out.append(at_least("nccl_relative", n, bw, round(frac * ref, 4), UNIT, rel_src, step="single",
                             peers_median=round(ref, 4),
                             cause="%s alone reaches %.0f%% of the other nodes' median: a GPU or NVLink of %s is "
-                                  "slow" % (n, 100 * bw / ref if ref else 0, n)))
+                                  "slow" % (n, 100 * bw / ref if ref else 0, n)).but(
+                                subject=_subject("single", [n]), category=JOB_PERF))
     pairs = {tuple(r["nodes"]): r.get("plateau_busbw") for r in m.get("pairs") or [] if r.get("ok")}
     for p, bw in sorted(pairs.items()):
         peers = [q for q in pairs if not set(q) & set(p)] or [q for q in pairs if q != p]
@@ -211,7 +233,8 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], context: Dict[str, Any]) ->
         out.append(at_least("nccl_relative", "<->".join(p), bw, round(frac * ref, 4), UNIT, rel_src, step="pair",
                             peers_median=round(ref, 4),
                             cause="the pair %s reaches %.0f%% of the pairs that share no node with it"
-                                  % ("<->".join(p), 100 * bw / ref if ref else 0)))
+                                  % ("<->".join(p), 100 * bw / ref if ref else 0)).but(
+                                subject=_subject("pair", p), category=JOB_PERF))
     all_run = m.get("all") or {}
     if all_run.get("ok") and pairs:
         vals = [v for v in pairs.values() if v is not None]
@@ -221,7 +244,8 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], context: Dict[str, Any]) ->
             out.append(at_least("nccl_relative", _label(all_run), bw, round(frac * ref, 4), UNIT, rel_src, step="all",
                                 peers_median=round(ref, 4),
                                 cause="the all-node run reaches %.0f%% of the median pair: one slow node or link "
-                                      "holds the ring back (see nccl_localisation)" % (100 * bw / ref if ref else 0)))
+                                      "holds the ring back (see nccl_localisation)" % (100 * bw / ref if ref else 0)
+                                ).but(**_about("all", all_run, JOB_PERF)))
     if pairs:
         loc = localise(pairs, frac)
         m.setdefault("localisation", {}).update(loc)
@@ -232,10 +256,13 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], context: Dict[str, Any]) ->
                                        measured=s["score"], unit=UNIT, source=rel_src,
                                        cause="%s is the slow node (its pairs at %.0f%% of the others)"
                                              % (s["node"], 100 * s["ratio"]),
-                                       details={"scores": loc["scores"]}))
+                                       details={"scores": loc["scores"]},
+                                       subject=Subject(node=s["node"], step="pair"), category=JOB_PERF))
         else:
             out.append(CheckResult("nccl_localisation", "pod", "pass", unit=UNIT, source=rel_src,
-                                   measured=loc["scores"], details={"note": "no node stands out in the pairs"}))
+                                   measured=loc["scores"], details={"note": "no node stands out in the pairs"},
+                                   subject=Subject(nodes=tuple(sorted(loc["scores"])), step="pair"),
+                                   category=JOB_PERF))
     return out
 
 

@@ -25,7 +25,8 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import eval as
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import eval as slurm_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import eval as switch_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import eval as training_eval
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult, apply_simulated_policy
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE, CheckResult,
+                                                                                  Subject, apply_simulated_policy)
 
 Evaluate = Callable[[Dict[str, Any], Dict[str, Any], Dict[str, Any]], List[CheckResult]]
 Section = Callable[[Dict[str, Any]], List[str]]
@@ -74,10 +75,12 @@ def resolve_missing(checks: Sequence[Dict[str, Any]], run_tags: Sequence[str] = 
         if c.get("missing"):
             if _selected(c.get("tag"), run_tags, skip_tags):
                 c = CheckResult(c["check"], c["host"], "error", reason="no result: the host was unreachable or "
-                                "failed before this check ran").to_dict()
+                                "failed before this check ran", unreachable=True, subject=Subject(node=c["host"]),
+                                category=NODE_STATE).to_dict()
             else:
                 c = CheckResult(c["check"], c["host"], "skipped",
-                                reason="not selected by this run's --tags/--skip-tags").to_dict()
+                                reason="not selected by this run's --tags/--skip-tags", subject=Subject(node=c["host"]),
+                                category=NODE_STATE).to_dict()
         out.append(c)
     return out
 
@@ -90,7 +93,8 @@ def evaluate_stages(recorded: Dict[str, Any], expectations: Dict[str, Any], cont
     A stage that recorded measurements is evaluated (then the simulated policy is applied once, from
     ``context['simulated']``). A stage that recorded nothing is ``skipped`` when this run's tags left it
     out, and ``error`` when it was selected (it failed before it could record: the play output says why).
-    A stage whose evaluation raises is ``error`` with the exception, never a silent pass."""
+    A stage whose evaluation raises is ``error`` with the exception, never a silent pass. Those rows of the
+    registry's own are about the pod (POD_STATE); every result carries ``stage``, the stage's name."""
     checks: List[Dict[str, Any]] = []
     measurements: Dict[str, Any] = {}
     simulated = bool(context.get("simulated"))
@@ -100,10 +104,12 @@ def evaluate_stages(recorded: Dict[str, Any], expectations: Dict[str, Any], cont
             if _selected(stage.tag, run_tags, skip_tags):
                 results = [CheckResult(stage.name, "pod", "error",
                                        reason="the %s stage recorded no measurements: it failed or was "
-                                              "interrupted before the end (see the play output)" % stage.title)]
+                                              "interrupted before the end (see the play output)" % stage.title,
+                                       subject=Subject(), category=POD_STATE)]
             else:
                 results = [CheckResult(stage.name, "pod", "skipped",
-                                       reason="not selected by this run's --tags/--skip-tags")]
+                                       reason="not selected by this run's --tags/--skip-tags", subject=Subject(),
+                                       category=POD_STATE)]
         else:
             measurements[stage.name] = data
             try:
@@ -111,8 +117,9 @@ def evaluate_stages(recorded: Dict[str, Any], expectations: Dict[str, Any], cont
             except Exception as exc:  # noqa: BLE001 - an evaluator bug must show as error, never as pass
                 results = [CheckResult(stage.name, "pod", "error",
                                        reason="evaluating the %s measurements failed: %s: %s"
-                                              % (stage.title, type(exc).__name__, exc))]
-        checks += [r.to_dict() for r in apply_simulated_policy(results, simulated)]
+                                              % (stage.title, type(exc).__name__, exc),
+                                       subject=Subject(), category=POD_STATE)]
+        checks += [r.but(stage=stage.name).to_dict() for r in apply_simulated_policy(results, simulated)]
     return checks, measurements
 
 

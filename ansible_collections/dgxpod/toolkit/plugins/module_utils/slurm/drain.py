@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import SERVICE_STATE, CheckResult, Subject
 
 PREFIX = "dgxpod "
 # The slurm stage's own checks (validate.yml --tags slurm): a node drained or down in Slurm fails them, and
@@ -105,22 +105,23 @@ def slurm_checks(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) ->
 
 
 def slurm_check_results(states: Mapping[str, Mapping[str, Any]], dgx: Iterable[str]) -> List[Any]:
-    """One ``slurm_node`` check per DGX (module_utils/report/checks.py's CheckResult): pass when Slurm knows it, it
-    responds and it is idle/allocated/mixed/completing; fail naming the state and the reason (drained,
-    draining, down, invalid, not responding, not in slurm.conf)."""
+    """One ``slurm_node`` check per DGX (module_utils/result/check.py's CheckResult; Slurm's view of the node,
+    SERVICE_STATE): pass when Slurm knows it, it responds and it is idle/allocated/mixed/completing; fail naming
+    the state and the reason (drained, draining, down, invalid, not responding, not in slurm.conf)."""
     out = []
     for node in dgx:
         s = states.get(node)
         if s is None:
             res = CheckResult("slurm_node", node, "fail", expected="a Slurm node", measured="absent",
                               cause="%s is not a node of slurmctld (slurm.conf lacks it, or slurmd never registered)"
-                              % node)
+                              % node, subject=Subject(node=node), category=SERVICE_STATE)
         else:
             bad = s.get("state") in ("down", "drained", "draining", "fail", "failing", "invalid", "unknown") or \
                 s.get("drain") or not s.get("responding", True)
             what = "%s%s" % (s.get("state"), "" if s.get("responding", True) else ", not responding")
             res = CheckResult("slurm_node", node, "fail" if bad else "pass", expected="idle, allocated or mixed",
                               measured=what, cause=("%s in Slurm%s" % (what, ": " + s["reason"] if s.get("reason")
-                                                                         else "")) if bad else None)
+                                                                         else "")) if bad else None,
+                              subject=Subject(node=node), category=SERVICE_STATE)
         out.append(res)
     return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Dict, List
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import SERVICE_STATE, CheckResult, Subject
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.drain import slurm_check_results
 
 SOURCE = "toolkit rule (docs/slurm.md): every DGX of the partition is a Slurm node, responding, not down or drained"
@@ -34,16 +34,18 @@ def evaluate(m: Dict[str, Any], expectations: Dict[str, Any], context: Dict[str,
     if (m or {}).get("scheduler") != "slurm":
         return []
     ctl = str(m.get("controller") or "pod")
+    about = {"subject": Subject(node=None if ctl == "pod" else ctl), "category": SERVICE_STATE}
     if m.get("error") or m.get("nodes") is None:
         why = str(m.get("error") or "pod_slurm returned no node states")
         if m.get("unreachable"):
             return [CheckResult("slurm_controller", ctl, "error", expected="slurmctld answers",
-                                reason="the Slurm controller %s did not answer: %s" % (ctl, why))]
+                                reason="the Slurm controller %s did not answer: %s" % (ctl, why), unreachable=True,
+                                **about)]
         return [CheckResult("slurm_controller", ctl, "fail", expected="slurmctld answers", measured="no answer",
-                            source=SOURCE, cause="slurmctld on %s: %s" % (ctl, why))]
+                            source=SOURCE, cause="slurmctld on %s: %s" % (ctl, why), **about)]
     nodes = m.get("nodes") or {}
     out = [CheckResult("slurm_controller", ctl, "pass", expected="slurmctld answers",
-                       measured="%d node(s) known" % len(nodes), source=SOURCE)]
+                       measured="%d node(s) known" % len(nodes), source=SOURCE, **about)]
     for r in slurm_check_results(nodes, m.get("dgx") or []):
         r.source = SOURCE
         out.append(r)

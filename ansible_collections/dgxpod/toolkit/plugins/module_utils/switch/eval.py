@@ -23,7 +23,8 @@ from __future__ import annotations
 import html
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import CheckResult
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (PORT_STATE, SWITCH_STATE, CheckResult,
+                                                                                  Subject)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import ETHERNET_OVERHEAD, fits_port
 
 SRC_MTU = "pod model: switch port MTU (switch.ports.<p>.mtu, switch.mtu or the switch's maximum; docs/switches.md)"
@@ -61,6 +62,19 @@ def _peer_of(iface: Dict[str, Any], structured: Dict[str, Any]) -> Optional[Tupl
     return None
 
 
+def _switch_wide(name: str) -> Dict[str, Any]:
+    """A check of the switch as a whole: its subject and category."""
+    return {"subject": Subject(switch=name), "category": SWITCH_STATE}
+
+
+def _on_port(name: str, iface: Dict[str, Any]) -> Dict[str, Any]:
+    """A check of one port: the switch and port, and the node and NIC the model cables to it (none for an
+    inter-switch port-channel member: its other end is a switch, not a node)."""
+    peer = iface.get("peer") or {}
+    return {"subject": Subject(switch=name, port=iface["name"], node=peer.get("host") or None,
+                               nic=peer.get("nic") if peer.get("host") else None), "category": PORT_STATE}
+
+
 def _where(host: str, nic: Optional[str]) -> str:
     return "%s %s" % (host, nic) if nic else host
 
@@ -72,7 +86,7 @@ def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context
         if name not in records:
             out.append(CheckResult("switch_connect", name, "error",
                                    reason="%s recorded nothing: its validation task did not run (see the play "
-                                          "output)" % name))
+                                          "output)" % name, **_switch_wide(name)))
     # where the model cables every (host, nic): to name the other end of a swapped cable
     cabling: Dict[Tuple[str, str], Tuple[str, str]] = {}
     for rec in records.values():
@@ -91,7 +105,8 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
     res = rec.get("result")
     if rec.get("error") or not isinstance(res, dict):
         return [CheckResult("switch_connect", name, "error", source="inventory: switch_config_connect_host/_port",
-                            reason="cannot read %s: %s" % (name, rec.get("error") or "no result"))]
+                            reason="cannot read %s: %s" % (name, rec.get("error") or "no result"),
+                            **_switch_wide(name))]
     structured = rec.get("structured") or {}
     platform = rec.get("platform") or structured.get("platform")
     errors = res.get("errors") or {}
@@ -104,12 +119,13 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
         measured="%d line(s) differ" % len(cmds), source=SRC_DRIFT, details={"commands": cmds},
         cause=None if not drift.get("changed") else
         "%s: the running config differs from the model: the deploy would send %s" % (
-            name, "; ".join(c.strip() for c in cmds[:8]) + (" ..." if len(cmds) > 8 else ""))))
+            name, "; ".join(c.strip() for c in cmds[:8]) + (" ..." if len(cmds) > 8 else "")),
+        **_switch_wide(name)))
 
     def kind_error(check: str, commands: Tuple[str, ...]) -> Optional[CheckResult]:
         for cmd, msg in errors.items():
             if cmd in commands:
-                return CheckResult(check, name, "error", reason="%s: %s" % (name, msg))
+                return CheckResult(check, name, "error", reason="%s: %s" % (name, msg), **_switch_wide(name))
         return None
 
     port_cfg = res.get("port_config") or {}
@@ -127,14 +143,16 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
             out.append(e)
     if counters is None and counters_err is None:
         out.append(CheckResult("switch_counters", name, "skipped",
-                               reason="counters are read on EOS only (no parsed %s counter output yet)" % platform))
+                               reason="counters are read on EOS only (no parsed %s counter output yet)" % platform,
+                               **_switch_wide(name)))
     lossless_problems = (lossless or {}).get("problems") or []
     if platform != "eos" and lossless is not None:
         out.append(CheckResult("switch_lossless", name, "pass" if lossless.get("ok") else "fail",
                                expected="roce lossless, PFC priority %s" % (lossless.get("expected") or {}).get(
                                    "pfc_priority"), measured="; ".join(lossless_problems) or "lossless",
                                source=SRC_LOSSLESS % (lossless.get("expected") or {}).get("pfc_priority"),
-                               cause="%s: %s" % (name, "; ".join(lossless_problems)) if lossless_problems else None))
+                               cause="%s: %s" % (name, "; ".join(lossless_problems)) if lossless_problems else None,
+                               **_switch_wide(name)))
 
     for iface in structured.get("interfaces") or []:
         port = iface["name"]
@@ -142,6 +160,7 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
         peer = _peer_of(iface, structured)
         who = "%s %s (%s)" % (name, port, _where(*peer)) if peer else "%s %s" % (name, port)
         cfg = port_cfg.get(port) or {}
+        about = _on_port(name, iface)
         # MTU
         if iface.get("mtu"):
             mtu = cfg.get("mtu") or DEFAULT_MTU.get(platform)
@@ -156,7 +175,7 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
                                                                                                ETHERNET_OVERHEAD)
             out.append(CheckResult("switch_port_mtu", host, "pass" if ok else "fail", expected=iface["mtu"],
                                    measured=mtu, unit="bytes", source=SRC_MTU, cause=cause,
-                                   details={"compare": "= "}))
+                                   details={"compare": "= "}, **about))
         # lossless, per port (EOS: per-port config lines + show priority-flow-control)
         qos = iface.get("qos")
         if qos and platform == "eos":
@@ -177,7 +196,8 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
                 expected="trust %s, PFC on, priority %s no-drop" % (qos.get("trust"), prio),
                 measured="; ".join(problems) or "trust %s, PFC on, priority %s no-drop" % (cfg.get("trust"), prio),
                 source=SRC_LOSSLESS % prio,
-                cause="%s: lossless RoCE settings missing: %s" % (who, "; ".join(problems)) if problems else None))
+                cause="%s: lossless RoCE settings missing: %s" % (who, "; ".join(problems)) if problems else None,
+                **about))
         # status and speed
         st = (status or {}).get(port) if status is not None else None
         if status is not None:
@@ -185,7 +205,7 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
             if st is None:
                 out.append(CheckResult("switch_port_status", host, "fail", expected="up", measured="not listed",
                                        source=SRC_STATUS, cause="%s: the port is not in the switch's interface "
-                                                                "status" % who))
+                                                                "status" % who, **about))
             else:
                 problems = []
                 if not st.get("up"):
@@ -196,7 +216,7 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
                     "switch_port_status", host, "fail" if problems else "pass",
                     expected="up%s" % (", %sG" % want if want else ""),
                     measured="%s, %sG" % (st.get("oper"), _num(st.get("speed_gbps"))), source=SRC_STATUS,
-                    cause="%s: %s" % (who, ", ".join(problems)) if problems else None))
+                    cause="%s: %s" % (who, ", ".join(problems)) if problems else None, **about))
         # counters
         if counters is not None and not counters_err:
             rising = []
@@ -210,10 +230,10 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
                 measured=", ".join(rising) or "no increase", unit="in %ss" % counters.get("interval_s"),
                 source=SRC_COUNTERS,
                 cause="%s: counters rising over %ss: %s" % (who, counters.get("interval_s"), ", ".join(rising))
-                if rising else None))
+                if rising else None, **about))
         # LLDP
         if lldp is not None and peer is not None and not lldp_err:
-            out.append(_lldp(name, port, peer, lldp, st, cabling, records))
+            out.append(_lldp(name, port, peer, lldp, st, cabling, records).but(**about))
     return out
 
 

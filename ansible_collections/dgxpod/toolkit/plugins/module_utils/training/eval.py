@@ -15,8 +15,9 @@ import statistics
 from html import escape
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (CheckResult, at_least, compare,
-                                                                                    expectation)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, JOB_STATE, POD_PERF,
+                                                                                  CheckResult, Subject, at_least,
+                                                                                  compare, expectation)
 
 PASSES = ("cold", "warm")
 
@@ -67,8 +68,23 @@ def slow_where(m: Dict[str, Any], s: Dict[str, Any], node: str, worst: Dict[str,
     return "a slow node or storage path"
 
 
+def _job(phase: Optional[str] = None, node: Optional[str] = None) -> Dict[str, Any]:
+    """The training job's outcome (it ran, it trained), of a pass and, when one node failed, of that node."""
+    return {"subject": Subject(node=node, phase=phase), "category": JOB_STATE}
+
+
+def _perf(node: str, phase: str) -> Dict[str, Any]:
+    """A node's speed in a pass of the job."""
+    return {"subject": Subject(node=node, phase=phase), "category": JOB_PERF}
+
+
 def _ratio_text(a: float, b: float) -> str:
     return "%.0f%%" % (100.0 * a / b) if b else "-"
+
+
+def _pod_perf(cold: Dict[str, Any]) -> Dict[str, Any]:
+    """The job as a whole (cold pass vs warm pass): every node of it, no one node at fault."""
+    return {"subject": Subject(nodes=tuple(sorted(cold.get("nodes") or {}))), "category": POD_PERF}
 
 
 def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> List[CheckResult]:
@@ -77,24 +93,27 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
     ds = m.get("dataset") or {}
     if ds.get("failed"):
         return [CheckResult("train_dataset", "pod", "error",
-                            reason="the dataset could not be made or read: %s" % (ds.get("msg") or "unknown error"))]
+                            reason="the dataset could not be made or read: %s" % (ds.get("msg") or "unknown error"),
+                            **_job())]
     man = ds.get("manifest") or {}
     out.append(CheckResult("train_dataset", "pod", "pass", measured=man.get("files"), unit="files",
                            source="generated once on the shared storage, reused while its manifest matches",
                            details={"reused": bool(ds.get("reused")), "mean_kb": man.get("mean_kb"),
-                                    "bytes": man.get("bytes"), "root": (ds.get("roots") or [None])[0]}))
+                                    "bytes": man.get("bytes"), "root": (ds.get("roots") or [None])[0]}, **_job()))
     passes = m.get("passes") or {}
     for name in PASSES:
         p = passes.get(name)
         if p is None:
             if name == "warm" and not (passes.get("cold") or {}).get("ok"):
                 continue  # not run after a failed cold pass; the cold pass's error says why
-            out.append(CheckResult("train_job", "pod", "error", reason="the %s pass did not run" % name))
+            out.append(CheckResult("train_job", "pod", "error", reason="the %s pass did not run" % name,
+                                   **_job(name)))
         elif not p.get("ok"):
             failed = p.get("failed_nodes") or {}
             for host in sorted(failed) or ["pod"]:
                 out.append(CheckResult("train_job", host, "error", details={"pass": name},
-                                       reason="%s pass: %s" % (name, p.get("error") or "no result")))
+                                       reason="%s pass: %s" % (name, p.get("error") or "no result"),
+                                       **_job(name, None if host == "pod" else host)))
     cold, warm = _summary(m, "cold"), _summary(m, "warm")
     if cold is None:
         return out
@@ -106,7 +125,8 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
             continue
         first, last = s.get("loss_first"), s.get("loss_last")
         if first is None or last is None:
-            out.append(CheckResult("train_converges", "pod", "error", reason="%s pass: no loss values" % name))
+            out.append(CheckResult("train_converges", "pod", "error", reason="%s pass: no loss values" % name,
+                                   **_job(name)))
             continue
         limit = round(first * (1 - float(drop)), 5)
         ok = last <= limit
@@ -116,7 +136,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                                             **({"note": "loss %s -> %s" % (first, last)} if ok else {})),
                                cause=None if ok else "%s pass: the loss did not go down (first quarter of the steps "
                                "%.4f, last quarter %.4f): the job did not train - check the data and the job's "
-                               "settings" % (name, first, last)))
+                               "settings" % (name, first, last), **_job(name)))
 
     # absolute: images/s per GPU vs the published figure for the GPU model
     gpu = ((exp.get("sizing") or {}).get("gpu")) or ((ctx.get("sizing") or {}).get("gpu"))
@@ -131,13 +151,14 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                             "%s trains %.0f images/s per GPU, below %s x the published %s figure (%s): GPUs, "
                             "clocks, the data pipeline or the job's settings" % (node, n["images_per_s_per_rank"], frac,
                                                                                  gpu, figure),
-                            absolute=True, gpu=gpu, **{"pass": "warm" if warm else "cold"}))
+                            absolute=True, gpu=gpu, **{"pass": "warm" if warm else "cold"}
+                            ).but(**_perf(node, "warm" if warm else "cold")))
 
     # cold (storage) vs warm (page cache)
     demand = (ctx.get("sizing") or {}).get("mbps_per_gpu")
     if warm is None:
         out.append(CheckResult("train_storage_bound", "pod", "error",
-                               reason="no warm pass to compare the cold pass with"))
+                               reason="no warm pass to compare the cold pass with", **_pod_perf(cold)))
     else:
         cf, cf_src = _exp(exp, "cold_fraction_of_warm", 0.9)
         exp_ips = round(warm["images_per_s"] * float(cf), 2)
@@ -155,7 +176,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                      "%s x the warm pass: %s" % (cf, cf_src), cause, warm_images_per_s=warm["images_per_s"],
                      cold_mb_per_s_per_gpu=cold["mb_per_s_per_rank"], demand_mb_per_s_per_gpu=demand,
                      slowest_path=path)
-        out.append(r)
+        out.append(r.but(**_pod_perf(cold)))
 
     # absolute: storage MB/s per GPU during the cold pass vs the RA's sizing demand
     workload = (ctx.get("sizing") or {}).get("workload")
@@ -164,7 +185,8 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                             "RA sizing, %s (%s)" % (workload, "; ".join((ctx.get("sizing") or {}).get("sources") or [])
                                                     or "report sizing"),
                             "%s read %.1f MB/s per GPU from the storage in the cold pass, below the %s MB/s per GPU "
-                            "the RA sizes for %s" % (node, n["mb_per_s_per_rank"], demand, workload), absolute=True))
+                            "the RA sizes for %s" % (node, n["mb_per_s_per_rank"], demand, workload), absolute=True
+                            ).but(**_perf(node, "cold")))
 
     # absolute: GPU utilisation (nvidia-smi samples during the window)
     util_min, util_src = _exp(exp, "gpu_util_percent", 97)
@@ -173,13 +195,14 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
         if not util:
             out.append(CheckResult("train_gpu_util", node, "skipped", unit="%", source=util_src, absolute=True,
                                    reason="GPU utilisation not sampled (pod_training_job.gpu_util_interval is 0%s)"
-                                   % ("; the pod-in-a-box trains on CPU" if sim else "")))
+                                   % ("; the pod-in-a-box trains on CPU" if sim else ""),
+                                   **_perf(node, "warm" if warm else "cold")))
             continue
         low_gpu, low = min(util.items(), key=lambda kv: kv[1])
         out.append(at_least("train_gpu_util", node, low, util_min, "%", util_src,
                             "%s: GPU %s was %.0f%% busy on average (nvidia-smi), below %s%%: the GPUs wait for data "
                             "or for each other" % (node, low_gpu, low, util_min), absolute=True,
-                            per_gpu=util))
+                            per_gpu=util).but(**_perf(node, "warm" if warm else "cold")))
 
     # each node's own work vs the median node (DDP makes every rank wait for the slowest in the all-reduce)
     rel, rel_src = _exp(exp, "relative_fraction_of_peers", 0.8)
@@ -199,7 +222,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                 "median node (%.1f); it waited for data %.0f%% of the time (most: rank %s through %s) - %s"
                 % (node, name, v or 0, _ratio_text(v or 0, med), med, 100 * n.get("data_wait_fraction", 0),
                    worst.get("rank"), storage_path(m, node, worst.get("data_dir", "")), slow_where(m, s, node, worst)),
-                **{"pass": name, "median": round(med, 2)}))
+                **{"pass": name, "median": round(med, 2)}).but(**_perf(node, name)))
     return out
 
 
