@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.plan import (collect, collect_pairs,
     multi_node_expectation, needs_localisation, pair_rounds, pair_start_margin, round_launchers, run_record,
-    topology)
+    thresholds, topology)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
 
@@ -32,9 +32,18 @@ def pod_nccl_round_launchers(rnd):
     return round_launchers(rnd)
 
 
-def pod_nccl_needs_localisation(all_run, topo, fraction, profile, always=False, simulated=False, plateau_sizes=3):
-    return needs_localisation(all_run, multi_node_expectation(topo, fraction), profile, bool(always),
-                              bool(simulated), int(plateau_sizes))
+def pod_nccl_thresholds(expectations):
+    """{multi_node_fraction_of_nics, plateau_sizes} from the merged expectations (``pod | pod_expectations``)."""
+    return thresholds(expectations)
+
+
+def pod_nccl_needs_localisation(all_run, topo, expectations, profile, always=False, simulated=False):
+    """Whether to run the pair rounds (module_utils/nccl/plan.needs_localisation), with the thresholds of the
+    merged expectations (``pod | pod_expectations``: the RA profile's with the pod's overrides) - the same the
+    report's evaluation reads."""
+    t = thresholds(expectations)
+    return needs_localisation(all_run, multi_node_expectation(topo, t["multi_node_fraction_of_nics"]), profile,
+                              bool(always), bool(simulated), t["plateau_sizes"])
 
 
 def pod_nccl_record(result, nodes):
@@ -61,6 +70,7 @@ class FilterModule:
     def filters(self):
         return {"pod_nccl_topology": pod_nccl_topology, "pod_nccl_pair_rounds": pod_nccl_pair_rounds,
                 "pod_nccl_round_launchers": pod_nccl_round_launchers,
-                "pod_nccl_needs_localisation": pod_nccl_needs_localisation, "pod_nccl_record": pod_nccl_record,
+                "pod_nccl_needs_localisation": pod_nccl_needs_localisation, "pod_nccl_thresholds": pod_nccl_thresholds,
+                "pod_nccl_record": pod_nccl_record,
                 "pod_nccl_collect": pod_nccl_collect, "pod_nccl_collect_pairs": pod_nccl_collect_pairs,
                 "pod_nccl_pair_margin": pod_nccl_pair_margin}

@@ -10,7 +10,6 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch i
     records, round_seconds, schedule_seconds)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_confirm import (DEFAULT_MAX_ROUNDS,  # noqa: E402
     confirm_plan, merge, to_confirm)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import deep_merge  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.schedule import (ALL_PAIRS_MAX, SEED,  # noqa: E402
     GAP_S, STORAGE_ROUNDS, choose, iperf_storage_hosts, predict_seconds, schedule_plan)
 
@@ -103,12 +102,11 @@ def pod_iperf_records(plan, hostvars, servers_var, clients_vars):
                    {h: _result(hostvars, h, names) for h in hosts})
 
 
-def pod_iperf_confirm_plan(tests, plan, expectations=None, overrides=None, simulated=False,
-                           max_rounds=DEFAULT_MAX_ROUNDS):
+def pod_iperf_confirm_plan(tests, plan, expectations=None, simulated=False, max_rounds=DEFAULT_MAX_ROUNDS):
     """The rounds to run again before a lone pair is called slow (module_utils/perf/iperf_confirm.py): {"rounds",
-    "tests", "left"}. ``expectations``: the RA profile's, ``overrides``: pod.validation.expectations."""
-    exp = deep_merge(expectations or {}, overrides or {})
-    return confirm_plan(plan, to_confirm(tests, exp, bool(simulated)), int(max_rounds))
+    "tests", "left"}. ``expectations``: the merged ones (``pod | pod_expectations``: the RA profile's with the pod's
+    overrides), as the report reads them."""
+    return confirm_plan(plan, to_confirm(tests, expectations or {}, bool(simulated)), int(max_rounds))
 
 
 def pod_iperf_merge(tests, again, confirmed=None):

@@ -2,16 +2,14 @@
 """Filters that read the pod model (docs/pod-model.md)."""
 from __future__ import annotations
 
-import functools
 import os
-
-import yaml
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (hosts_entries, nccl_env, nic_plan,
     ping_targets, rdma_problems)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import rdma_changes
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import MODEL_VARS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import merged_expectations, ra_profile
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import (FSTAB_BEGIN, FSTAB_END,
     fstab_block, mount_plan)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import pod_index
@@ -21,23 +19,16 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.scale_plan 
 PROFILES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "profiles")
 
 
-@functools.cache
-def _profile(name):
-    path = os.path.join(PROFILES, "%s.yml" % name)
-    try:
-        with open(path) as fh:
-            doc = yaml.safe_load(fh) or {}
-    except OSError as exc:
-        raise ValueError("RA profile %s: %s (pod.ra_profile names a file in profiles/)" % (name, exc)) from None
-    if not isinstance(doc.get("profile"), dict):
-        raise ValueError("RA profile %s has no 'profile:' mapping" % path)
-    return doc["profile"]
-
-
 def pod_ra_profile(pod):
     """The pod's RA profile (profiles/<pod.ra_profile>.yml, its ``profile`` mapping): the one way every role
-    and stage reads it (loaded once per run)."""
-    return _profile(str((pod or {}).get("ra_profile") or ""))
+    and stage reads it (module_utils/pod/profile.py; loaded once per run)."""
+    return ra_profile(pod, PROFILES)
+
+
+def pod_expectations(pod):
+    """The expectations a run is judged against: the RA profile's with the pod's ``pod.validation.expectations``
+    on top (module_utils/pod/profile.py merged_expectations) - what every stage's decision and the report read."""
+    return merged_expectations(ra_profile(pod, PROFILES), pod)
 
 
 def pod_model_vars(host_names, hostvars):
@@ -188,7 +179,8 @@ def pod_rdma_problems(rdma_nics, dgx_hw, pfc_priority):
 
 class FilterModule:
     def filters(self):
-        return {"pod_ra_profile": pod_ra_profile, "pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map,
+        return {"pod_ra_profile": pod_ra_profile, "pod_expectations": pod_expectations,
+                "pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map,
                 "pod_nic_plan": pod_nic_plan,
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets,

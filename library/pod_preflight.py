@@ -126,12 +126,11 @@ summary:
 import glob
 import os
 
-import yaml
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (errors, Finding,
     group_findings, model_from_hostvars, natural_key, validate)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import load_profile
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import (locate, locate_scope, scan_inventory,
     unread_inventory_values)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
@@ -175,12 +174,11 @@ def check_pfc_priorities(pfc_priority, host_pfc_priorities, switch_options):
 
 
 def _load_profile(profiles_dir, name):
+    """The profile (module_utils/pod/profile.py, the one reader), or {} when it cannot be read."""
     try:
-        with open(os.path.join(profiles_dir, name + ".yml"), encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except (OSError, yaml.YAMLError):
+        return load_profile(name, profiles_dir)
+    except ValueError:
         return {}
-    return (data or {}).get("profile") or {} if isinstance(data, dict) else {}
 
 
 def check_profile(model, profiles_dir, profiles):

@@ -78,8 +78,7 @@ EXAMPLES = r"""
     dest: "{{ pod_report_run_dir }}"
     results: "{{ pod_report_results }}"
     perf: "{{ pod_perf | default({}) }}"
-    expectations: "{{ (lookup('file', 'profiles/' ~ pod.ra_profile ~ '.yml') | from_yaml).profile.expectations }}"
-    overrides: "{{ pod.validation.expectations | default({}) }}"
+    expectations: "{{ pod | pod_expectations }}"  # the RA profile's with pod.validation.expectations on top
     pod_index: "{{ hostvars | pod_findings_index(groups, pod) }}"
   register: report
 """
@@ -120,7 +119,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import finding_line, with_findings
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results, deep_merge
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import problem_line, render_all
 
 

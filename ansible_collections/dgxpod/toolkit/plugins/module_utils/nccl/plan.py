@@ -20,6 +20,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.start_margin import margin_from_slack
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import round_robin
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import expectation
 
 
 def _gdr(model: str) -> bool:
@@ -95,6 +96,16 @@ def multi_node_expectation(topo: Dict[str, Any], fraction: Optional[float]) -> O
     if not bws or fraction is None:
         return None
     return round(min(bws) / 8.0 * float(fraction), 3)
+
+
+def thresholds(expectations: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The NCCL thresholds the stage's own decisions take (whether to localise, the plateau it records), read from
+    the merged expectations (pod/profile.py merged_expectations: the RA profile's with the pod's overrides, bare or
+    {value, source}) the way the evaluation reads them (result.check.expectation)."""
+    fraction = expectation(expectations or {}, "nccl", "multi_node_fraction_of_nics", 0.8)[0]
+    sizes = expectation(expectations or {}, "nccl", "plateau_sizes", 3)[0]
+    return {"multi_node_fraction_of_nics": None if fraction is None else float(fraction),
+            "plateau_sizes": int(sizes if sizes is not None else 3)}
 
 
 def needs_localisation(all_run: Optional[Dict[str, Any]], expected_busbw: Optional[float], profile: str,

@@ -21,7 +21,6 @@ Two kinds of checks (docs/validation.md):
 """
 from __future__ import annotations
 
-import copy
 from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -31,6 +30,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks impor
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_eval import (MBPS_PER_GBPS, evaluate_fio,
     evaluate_sizing, fio_checks, node_capacity, sizing, sizing_checks)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import evaluate_stages, resolve_missing
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge, plain_copy  # noqa: F401 (re-exported; moved to pod/profile.py, issue 38)
 
 __all__ = ["MBPS_PER_GBPS", "SIMULATED_REASON", "build_results", "deep_merge", "evaluate_fio", "evaluate_iperf",
            "evaluate_sizing", "fio_checks", "iperf_checks", "node_capacity", "sizing", "sizing_checks"]
@@ -39,51 +39,6 @@ __all__ = ["MBPS_PER_GBPS", "SIMULATED_REASON", "build_results", "deep_merge", "
 _IPERF_HEAD = ("host", "hosts", "fabric", "kind", "round", "test", "client", "client_nic", "server", "server_nic",
                "reverse", "unit", "attempts", "confirm")
 _IPERF_EXTRA = ("retransmits", "host_cpu_percent", "remote_cpu_percent")
-
-
-def plain_copy(value: Any) -> Any:
-    """A deep copy of YAML-shaped data (dicts, lists, tuples, str, numbers, bool, None) as plain Python values.
-    Ansible 2.19 hands filters tagged subclasses of str, dict and list (origin, trust), which copy.deepcopy copies
-    through their dataclass state: 0.5 s of the iperf3 confirm task's 1.3 s for one expectations merge on the
-    pod-in-a-box. Anything else is deep-copied as before."""
-    if isinstance(value, dict):
-        return {(str(k) if isinstance(k, str) else k): plain_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain_copy(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(plain_copy(v) for v in value)
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if value is None:
-        return None
-    return copy.deepcopy(value)
-
-
-def deep_merge(base: Dict[str, Any], override: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """Profile expectations with a pod's overrides (pod.validation.expectations) on top."""
-    out = plain_copy(base or {})
-    for key, value in (override or {}).items():
-        old = out.get(key)
-        if isinstance(old, dict) and "value" in old and not (isinstance(value, dict) and "value" in value):
-            value = {"value": value}  # a bare override of an expectation
-        if isinstance(value, dict) and "value" in value and isinstance(old, dict) and "value" in old:
-            # an overridden expectation: its own source, and the profile's figure for the record
-            item = plain_copy(value)
-            item.setdefault("source", "pod override (profile: %s, %s)" % (old.get("value"), old.get("source")))
-            for k, v in old.items():
-                item.setdefault(k, plain_copy(v))
-            out[key] = item
-        elif isinstance(value, dict) and isinstance(old, dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = plain_copy(value)
-    return out
 
 
 def _relative(exp: Dict[str, Any], section: str) -> Tuple[float, str]:
