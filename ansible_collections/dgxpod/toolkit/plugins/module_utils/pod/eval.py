@@ -30,7 +30,8 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks impor
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_eval import (MBPS_PER_GBPS, evaluate_fio,
     evaluate_sizing, fio_checks, node_capacity, sizing, sizing_checks)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import evaluate_stages, resolve_missing
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge, plain_copy  # noqa: F401 (re-exported; moved to pod/profile.py, issue 38)
+# deep_merge and plain_copy moved to pod/profile.py (issue 38), re-exported here
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge, plain_copy  # noqa: F401
 
 __all__ = ["MBPS_PER_GBPS", "SIMULATED_REASON", "build_results", "deep_merge", "evaluate_fio", "evaluate_iperf",
            "evaluate_sizing", "fio_checks", "iperf_checks", "node_capacity", "sizing", "sizing_checks"]
