@@ -66,6 +66,12 @@ options:
         guessed.
     type: bool
     default: true
+  tool_timeout:
+    description:
+      - Seconds one tool (C(ibdev2netdev), C(nvidia-smi), C(mlxconfig), ...) may take; one still running then
+        is killed with its process group and counts as a tool that failed (exit 124, timed out).
+    type: int
+    default: 60
 notes:
   - Supports check mode - the module only reads. C(cma_roce_mode) without C(-m) only prints the mode,
     but like the tool always does it creates and removes its C(rdma_cm/<dev>) configfs directory.
@@ -178,6 +184,7 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers import (GidResolutionError,
     mlxconfig_link_types, parse_cma_roce_mode, parse_ibdev2netdev, parse_ibv_devinfo, parse_mlnx_qos,
     parse_mlxconfig_query, parse_nvidia_smi_query, read_sysfs, read_sysfs_gid_table, select_roce_v2_ipv4_gid)
@@ -399,6 +406,7 @@ def main():
             gather=dict(type="list", elements="str", choices=list(ALL_GATHER), default=list(ALL_GATHER)),
             fail_on_missing_gid=dict(type="bool", default=True),
             fail_on_unreadable=dict(type="bool", default=True),
+            tool_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )
@@ -407,7 +415,11 @@ def main():
         module.fail_json(msg="sysfs_root %s is not a directory" % p["sysfs_root"])
 
     def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+        """(rc, stdout, stderr) (common/run.py: bounded, LC_ALL=C); a tool past tool_timeout is rc 124."""
+        r = run_tool(argv, p["tool_timeout"])
+        if r.timed_out:
+            return 124, r.stdout, "timed out after %ds (killed)" % p["tool_timeout"]
+        return r.rc, r.stdout, r.stderr
 
     def which(name):
         return module.get_bin_path(name, required=False)

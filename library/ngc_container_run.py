@@ -101,6 +101,12 @@ options:
     type: list
     elements: str
     default: []
+  command_timeout:
+    description:
+      - Seconds one engine command (C(inspect), C(run), C(rm), C(start), C(restart), C(logs)) may take; one
+        still running then is killed with its process group and the module fails naming it.
+    type: int
+    default: 300
 notes:
   - Supports check mode; it then reports what it would do (C(actions)) without running it.
 """
@@ -150,12 +156,23 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import (config_hash,
     container_state, recreate_reasons, run_argv, run_spec)
 
 
+def _engine(module, argv):
+    """(rc, stdout, stderr) of one engine command (common/run.py: bounded by command_timeout, LC_ALL=C); one
+    that runs out of time fails the module."""
+    limit = module.params["command_timeout"]
+    r = run_tool(argv, limit)
+    if r.timed_out:
+        module.fail_json(msg="%s did not finish within %ds (killed)" % (" ".join(argv[:3]), limit), argv=argv)
+    return r.rc, r.stdout, r.stderr
+
+
 def _inspect(module, base, kind, ref):
-    rc, out, _err = module.run_command(base + [kind, "inspect", ref])
+    rc, out, _err = _engine(module, base + [kind, "inspect", ref])
     if rc != 0:
         return None
     try:
@@ -166,7 +183,7 @@ def _inspect(module, base, kind, ref):
 
 
 def _run(module, argv):
-    rc, out, err = module.run_command(argv)
+    rc, out, err = _engine(module, argv)
     if rc != 0:
         module.fail_json(msg="%s failed (rc=%d): %s" % (" ".join(argv[:3]), rc, (err or out).strip()[-2000:]),
                          argv=argv)
@@ -196,6 +213,7 @@ def main():
             labels=dict(type="dict", default={}),
             extra_args=dict(type="list", elements="str", default=[]),
             command=dict(type="list", elements="str", default=[]),
+            command_timeout=dict(type="int", default=300),
         ),
         required_if=[("state", "started", ["image"]), ("state", "restarted", ["image"])],
         supports_check_mode=True,
@@ -254,7 +272,7 @@ def main():
 
     state = "running" if module.check_mode and actions else container_state(_inspect(module, base, "container", name))
     if not module.check_mode and state != "running":
-        _rc, logs, lerr = module.run_command(base + ["logs", "--tail", "20", name])
+        _rc, logs, lerr = _engine(module, base + ["logs", "--tail", "20", name])
         module.fail_json(msg="container %s is %s after %s; last log lines: %s"
                          % (name, state, ", ".join(actions) or "check", (logs + lerr).strip()[-1500:]),
                          actions=actions, container_state=state, **result)

@@ -16,7 +16,7 @@ description:
   - A failed node is named with a reason - C(container down), C(sshd down), C(key rejected),
     C(host key mismatch), C(host key unknown), C(unreachable), C(name not resolved),
     C(wrong host answered), C(ssh failed) - classified by C(module_utils/containers/ngc_container.py).
-  - The probes run in parallel threads (subprocess; AnsibleModule.run_command is not thread-safe).
+  - The probes run in parallel threads (module_utils/common/run.py; AnsibleModule.run_command is not thread-safe).
 version_added: "0.1.0"
 extends_documentation_fragment:
   - dgxpod.toolkit.toolkit_module
@@ -80,10 +80,10 @@ failed_nodes:
   type: dict
 """
 
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import (mpi_container_argument_spec,
     mpirun_argv)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import (classify_mpirun,
@@ -91,13 +91,13 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_cont
 
 
 def _exec(argv, timeout):
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        return None, e.stdout or "", "ssh: connect: Connection timed out (no answer within %ds)" % timeout
-    except OSError as e:
-        return None, "", str(e)
+    """(rc, stdout, stderr); rc None when it timed out or could not start."""
+    r = run_tool(argv, timeout)
+    if r.timed_out:
+        return None, r.stdout, "ssh: connect: Connection timed out (no answer within %ds)" % timeout
+    if r.error:
+        return None, "", r.error
+    return r.rc, r.stdout, r.stderr
 
 
 def main():

@@ -106,7 +106,7 @@ import signal
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training.dataset import (FILE_LIST, MANIFEST,
     file_list_text, file_plan, make_manifest, manifest_matches, parse_file_list, spec)
@@ -122,13 +122,13 @@ def _on_signal(signum, frame):
 
 def read_manifest(root, timeout):
     """(manifest or None, problem or None) - bounded even on a hung mount."""
-    rc, out, err, timed_out = run_bounded(["cat", os.path.join(root, MANIFEST)], timeout)
-    if timed_out:
+    r = run_tool(["cat", os.path.join(root, MANIFEST)], timeout)
+    if r.timed_out:
         return None, "%s did not answer within %ds (storage down or mount hung?)" % (root, timeout)
-    if rc != 0:
+    if r.rc != 0:
         return None, None  # no manifest
     try:
-        return json.loads(out), None
+        return json.loads(r.stdout), None
     except ValueError:
         return {"format": "unreadable"}, None
 
@@ -136,11 +136,11 @@ def read_manifest(root, timeout):
 def remove(path, timeout):
     if not os.path.lexists(path):
         return None
-    rc, _, err, timed_out = run_bounded(["rm", "-rf", "--", path], timeout)
-    if timed_out:
+    r = run_tool(["rm", "-rf", "--", path], timeout)
+    if r.timed_out:
         return "removing %s did not finish within %ds" % (path, timeout)
-    if rc != 0:
-        return "removing %s failed: %s" % (path, err.strip())
+    if r.rc != 0:
+        return "removing %s failed: %s" % (path, r.stderr.strip())
     return None
 
 
@@ -164,8 +164,9 @@ def generate(module, sp, roots, deadline):
     if p["container"]:
         cmd = [p["engine"]] + list(p["engine_args"]) + ["exec", p["container"]] + cmd
     t0 = time.time()
-    rc, out, err, timed_out = run_bounded(cmd, left + 15)
-    if timed_out or rc in (124, 137):
+    r = run_tool(cmd, left + 15)
+    rc, out, err = r.rc, r.stdout, r.stderr
+    if r.timed_out or rc in (124, 137):
         raise RuntimeError("generating %d files did not finish within %ds (raise pod_training_dataset_timeout or "
                            "make fewer files)" % (len(plan), left))
     if rc != 0:

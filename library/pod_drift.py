@@ -103,6 +103,7 @@ import os  # noqa: E402
 import stat  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift.compare import (compare_container,  # noqa: E402
     compare_file, summarize)
 
@@ -140,8 +141,9 @@ def inspect_container(module, spec, timeout):
     argv = [str(a) for a in spec.get("cli") or ["docker"]] + ["container", "inspect", spec["container"]]
     if module.get_bin_path(argv[0]) is None:
         return None, "%s is not installed" % argv[0]
-    rc, out, err = module.run_command(["timeout", str(timeout)] + argv)
-    if rc == 124:
+    r = run_tool(argv, timeout)
+    rc, out, err = r.rc, r.stdout, r.stderr
+    if r.timed_out:
         return None, "%s timed out after %ss" % (" ".join(argv), timeout)
     if rc != 0:
         if "no such" in (err + out).lower():

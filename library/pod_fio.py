@@ -260,14 +260,12 @@ seconds:
 """
 
 import os
-import signal
 import socket
-import subprocess
 import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool, start_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_job import (PHASES, file_problems, file_stem,
     find_pattern, fio_limit, fio_outcome, job_plan, own_files, phases_to_run, read_problem, version_line)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.cmd import fio_size_bytes
@@ -278,14 +276,13 @@ MAX_WAIT = 600.0  # start_at further ahead than this is waited for this long onl
 
 def _probe(directory, timeout):
     """None if the directory answers a stat in time, else why not (bounded even on a dead NFS mount)."""
-    try:
-        rc, _, err, timed_out = run_bounded(["stat", "-c", "%F", directory], timeout)
-    except OSError as exc:
-        return "cannot check %s: %s" % (directory, exc)
-    if timed_out:
+    r = run_tool(["stat", "-c", "%F", directory], timeout)
+    if r.error:
+        return "cannot check %s: %s" % (directory, r.error)
+    if r.timed_out:
         return "%s did not answer within %ds (storage node down or mount hung?)" % (directory, timeout)
-    if rc != 0:
-        return "%s: %s" % (directory, (err or "not accessible").strip())
+    if r.rc != 0:
+        return "%s: %s" % (directory, (r.stderr or "not accessible").strip())
     return None
 
 
@@ -293,11 +290,11 @@ def _cleanup(paths, timeout):
     existing = [p for p in paths if p]
     if not existing:
         return "ok"
-    rc, _, err, timed_out = run_bounded(["rm", "-f", "--"] + existing, timeout)
-    if timed_out:
+    r = run_tool(["rm", "-f", "--"] + existing, timeout)
+    if r.timed_out:
         return "incomplete: rm did not finish within %ds (storage unreachable?): %s" % (timeout, " ".join(existing))
-    if rc != 0:
-        return "incomplete: %s" % (err.strip() or "rm exited %s" % rc)
+    if r.rc != 0:
+        return "incomplete: %s" % (r.stderr.strip() or "rm exited %s" % r.rc)
     return "ok"
 
 
@@ -309,13 +306,12 @@ def _check_files(files, expected, timeout):
         by_dir.setdefault(f["directory"], []).append(os.path.join(f["directory"], f["filename"]))
     problems = []
     for directory, paths in by_dir.items():
-        try:
-            rc, out, _, timed_out = run_bounded(["stat", "-c", "%s %n", "--"] + paths, timeout)
-        except OSError as exc:
-            return "cannot check the files in %s: %s" % (directory, exc)
-        if timed_out:
+        r = run_tool(["stat", "-c", "%s %n", "--"] + paths, timeout)
+        if r.error:
+            return "cannot check the files in %s: %s" % (directory, r.error)
+        if r.timed_out:
             return "%s did not answer within %ds (storage node down or mount hung?)" % (directory, timeout)
-        problems += file_problems(paths, out, expected)
+        problems += file_problems(paths, r.stdout, expected)
     return read_problem(problems)
 
 
@@ -323,24 +319,17 @@ def _own_files(directories, stem, timeout):
     """phase=cleanup: (files named <stem><digits> in the directories, [directories that did not answer]).
     All directories are listed at once, so a dead mount costs ``timeout`` seconds once, not per directory."""
     pattern = find_pattern(stem)
-    procs = []
-    for d in dict.fromkeys(directories):
-        procs.append((d, subprocess.Popen(["find", d, "-maxdepth", "1", "-type", "f", "-name", pattern, "-print"],
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                          start_new_session=True, env=dict(os.environ, LC_ALL="C"))))
+    procs = [(d, start_tool(["find", d, "-maxdepth", "1", "-type", "f", "-name", pattern, "-print"]))
+             for d in dict.fromkeys(directories)]
     deadline = time.time() + timeout
     found, dead = [], []
     for d, proc in procs:
-        try:
-            out, _ = proc.communicate(timeout=max(0.1, deadline - time.time()))
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
+        # past the bound: the group killed at once, not waited for (a find stuck on a dead mount)
+        r = proc.finish(max(0.1, deadline - time.time()), grace=0)
+        if r.timed_out:
             dead.append(d)
             continue
-        found += own_files(stem, out.splitlines())  # a missing directory lists nothing: nothing to remove
+        found += own_files(stem, r.stdout.splitlines())  # a missing directory lists nothing: nothing to remove
     return found, dead
 
 
@@ -480,15 +469,15 @@ def prepare_dirs(p, created):
         if p["create_dirs"]:
             why = _probe(os.path.dirname(d.rstrip("/")) or "/", p["probe_timeout"])
             if not why and _probe(d, p["probe_timeout"]):
-                rc, _, err, timed_out = run_bounded(["mkdir", "--", d], p["probe_timeout"])
-                if timed_out:
+                r = run_tool(["mkdir", "--", d], p["probe_timeout"])
+                if r.timed_out:
                     why = "cannot create %s: timed out" % d
-                elif rc == 0:
+                elif r.rc == 0:
                     created.append(d)
                 elif _probe(d, p["probe_timeout"]):
                     # not a failure when it exists now: every node of a step lays out at once, and on a shared
                     # namespace (one export behind every mount) another node may have made it since the probe
-                    why = "cannot create %s: %s" % (d, err.strip())
+                    why = "cannot create %s: %s" % (d, r.stderr.strip())
         else:
             why = _probe(d, p["probe_timeout"])
         if why:
@@ -510,13 +499,13 @@ def remove_dirs(p, created, skip=()):
     # have created the directory, and only the last one to finish finds it empty
     for d in reversed(p["directories"] if p["create_dirs"] else created):
         if d not in skip:
-            run_bounded(["rmdir", "--", d], p["probe_timeout"])
+            run_tool(["rmdir", "--", d], p["probe_timeout"])
 
 
 def fio_version(fio):
     """`fio --version` ("fio-3.33"), or "version unknown"."""
-    rc, stdout, _, _ = run_bounded([fio, "--version"], 10)
-    return version_line(rc, stdout)
+    r = run_tool([fio, "--version"], 10)
+    return version_line(r.rc, r.stdout)
 
 
 def run_fio(fio, tmpdir, phase, jobfile, limit, out):
@@ -526,8 +515,8 @@ def run_fio(fio, tmpdir, phase, jobfile, limit, out):
         fh.write(jobfile)
     if phase == "read":
         out["started_at"] = round(time.time(), 3)
-    rc, stdout, stderr, timed_out = run_bounded([fio, "--output-format=json", path], limit)
-    parsed, why = fio_outcome(phase, rc, stdout, stderr, timed_out, limit, socket.gethostname().split(".")[0],
+    r = run_tool([fio, "--output-format=json", path], limit)
+    parsed, why = fio_outcome(phase, r.rc, r.stdout, r.stderr, r.timed_out, limit, socket.gethostname().split(".")[0],
                               lambda: fio_version(fio))
     out["result" if phase == "read" else "layout"] = parsed
     return why

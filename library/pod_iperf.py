@@ -182,11 +182,11 @@ result:
 import os
 import signal
 import socket
-import subprocess
 import threading
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool, start_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_parse import parse_iperf3
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.cmd import (iperf_client_argv, iperf_server_argv,
     is_our_iperf_server, listening_ports)
@@ -315,9 +315,8 @@ def start_servers(specs):
         if int(port) in busy:
             results[i] = {"status": "error", "reason": "port %d is already in use on this host" % int(port)}
             continue
-        with open(os.devnull, "rb") as nul_in, open(os.devnull, "wb") as nul_out:
-            procs[i] = subprocess.Popen(argv, stdin=nul_in, stdout=nul_out, stderr=nul_out, start_new_session=True,
-                                        close_fds=True)
+        # common/run.py's background road: its own process group, /dev/null in and out, left running
+        procs[i] = start_tool(argv, capture=False)
     pending = dict(procs)
     for _ in range(100):
         now = _listening_ports() if pending else set()
@@ -332,7 +331,7 @@ def start_servers(specs):
         time.sleep(0.05)
     failed = [i for i in procs if results[i] is None]
     if failed:
-        _kill([procs[i].pid for i in failed])
+        _kill([procs[i].pid for i in failed if procs[i].pid])
     for i in failed:
         results[i] = {"status": "error", "reason": "iperf3 server did not start listening on %s:%d (exit %s)"
                       % (specs[i][1], ports[i], procs[i].poll())}
@@ -391,12 +390,9 @@ def servers(module, p, iperf3):
 
 def tool_version(path):
     """First line of `<tool> --version` ("iperf 3.12 (cJSON 1.7.15)"), or "version unknown"."""
-    try:
-        res = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
-        lines = [x.strip() for x in (res.stdout or res.stderr).splitlines() if x.strip()]
-        return lines[0] if res.returncode == 0 and lines else "version unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "version unknown"
+    res = run_tool([path, "--version"], 10)
+    lines = [x.strip() for x in (res.stdout or res.stderr).splitlines() if x.strip()]
+    return lines[0] if res.ok and lines else "version unknown"
 
 
 BUSY = "server is busy"
@@ -431,10 +427,9 @@ def run_test(iperf3, t, start_at=None, busy_retry=0.0):
 
 
 def _one_client(iperf3, argv, t, limit):
-    try:
-        res = subprocess.run(argv, capture_output=True, text=True, timeout=limit, env=dict(os.environ, LC_ALL="C"))
-        out, rc, err = res.stdout, res.returncode, res.stderr
-    except subprocess.TimeoutExpired:
+    res = run_tool(argv, limit)
+    out, rc, err = res.stdout, res.rc, res.stderr
+    if res.timed_out:
         return {"status": "error", "cmd": argv, "result": {},
                 "reason": "iperf3 client to %s:%d did not finish in %ds" % (t["server"], t["port"], limit)}
     try:

@@ -219,11 +219,11 @@ last_lines:
 """
 
 import os
-import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.mpi_job import (module_slurm_start,
     module_targets, mpi_job_argument_spec, mpirun_argv, read_env_file, run_job, timeout_argv)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.parse import (ParseError, parse_nccl_tests,
@@ -240,10 +240,9 @@ MAX_WAIT = 600.0  # start_at further ahead than this is waited for this long onl
 def _probe(exec_base, target, port, timeout):
     argv = exec_base + ["ssh", "-p", str(port), "-o", "BatchMode=yes", "-o", "ConnectTimeout=%d" % timeout,
                         target["connect"], "true"]
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5, check=False)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
+    r = run_tool(argv, timeout + 5)
+    rc, out, err = (None if r.error else r.rc), r.stdout, r.stderr
+    if r.timed_out:
         rc, out, err = None, "", "ssh: connect: Connection timed out (no answer within %ds)" % timeout
     res = classify_ssh(target["node"], "unknown", rc, out, err, "")
     return res
@@ -315,11 +314,9 @@ def main():
         module.exit_json(**result)
 
     # the launcher's own container first: when it is not running, only this node is to blame
-    try:
-        own = subprocess.run(exec_base + ["true"], capture_output=True, text=True, timeout=p["probe_timeout"] + 5,
-                             check=False)
-        own_rc, own_err = own.returncode, (own.stderr or own.stdout or "").strip()
-    except subprocess.TimeoutExpired:
+    own = run_tool(exec_base + ["true"], p["probe_timeout"] + 5)
+    own_rc, own_err = own.rc, (own.stderr or own.stdout or "").strip()
+    if own.timed_out:
         own_rc, own_err = None, "no answer within %ds" % p["probe_timeout"]
     if own_rc != 0:
         why = "container %s down or not answering: %s" % (p["container"], own_err[-300:])

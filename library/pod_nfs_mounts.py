@@ -101,7 +101,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded as bounded_run
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import FSTAB_BEGIN as BEGIN
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import FSTAB_END as END
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import fstab_line, mounted_now
@@ -173,14 +173,14 @@ def probe(ip, port, timeout):
         return exc.strerror or str(exc) or exc.__class__.__name__
 
 
-def run_bounded(cmd, timeout):
-    """(rc, output); a command still running after ``timeout`` is killed with its process group and not waited for
-    long (a process stuck in the kernel on a dead NFS server may not die at once):
-    module_utils/common/bounded_run.py."""
-    res = bounded_run(cmd, timeout, merge_stderr=True)
+def run_mount(cmd, timeout):
+    """(rc, output) of mount or umount; a command still running after ``timeout`` is killed with its process group
+    and not waited for long (a process stuck in the kernel on a dead NFS server may not die at once):
+    module_utils/common/run.py. A tool that cannot be started: rc 127/126 and why."""
+    res = run_tool(cmd, timeout, merge_stderr=True)
     if res.timed_out:
         return -1, "did not finish within %ss (killed)" % timeout
-    return res.rc, res.out.strip()
+    return res.rc, (res.stdout + res.stderr).strip()
 
 
 def write_atomic(path, text):
@@ -274,7 +274,7 @@ def main():
     # 2. unmount what goes away or is re-mounted
     failures = []
     for path in to_unmount:
-        rc, out = run_bounded(["umount", path], p["mount_timeout"])
+        rc, out = run_mount(["umount", path], p["mount_timeout"])
         if rc == 0:
             result["unmounted"].append(path)
         else:
@@ -289,8 +289,8 @@ def main():
         except OSError as exc:
             failures.append({"path": m["path"], "ip": m["ip"], "error": "cannot create mount point: %s" % exc})
             continue
-        rc, out = run_bounded(["mount", "-t", m["fstype"], "-o", m["opts"], m["src"], m["path"]],
-                              p["mount_timeout"])
+        rc, out = run_mount(["mount", "-t", m["fstype"], "-o", m["opts"], m["src"], m["path"]],
+                            p["mount_timeout"])
         if rc == 0:
             result["mounted"].append(m["path"])
         else:

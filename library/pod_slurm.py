@@ -57,6 +57,12 @@ options:
   bin_dir:
     description: Directory of scontrol (default the PATH's).
     type: path
+  command_timeout:
+    description:
+      - Seconds one C(scontrol) command may take; one still running then is killed with its process group and
+        the module fails naming it (slurmctld not answering).
+    type: int
+    default: 60
 extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
@@ -121,6 +127,7 @@ checks:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.drain import ours, resume_plan, slurm_checks
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.parse import (node_states, parse_scontrol_nodes,
     unhealthy)
@@ -132,10 +139,20 @@ def _scontrol(module, env):
     return exe, env
 
 
+def scontrol(module, argv, env):
+    """(rc, stdout, stderr) of one scontrol command (common/run.py: bounded by command_timeout, LC_ALL=C); on
+    timeout rc is None and stderr says so."""
+    limit = module.params["command_timeout"]
+    r = run_tool(argv, limit, env=env)
+    if r.timed_out:
+        return None, r.stdout, "did not finish within %ds (killed; slurmctld not answering?)" % limit
+    return r.rc, r.stdout, r.stderr
+
+
 def read_states(module, exe, env):
-    rc, out, err = module.run_command([exe, "show", "node", "-o"], environ_update=env)
+    rc, out, err = scontrol(module, [exe, "show", "node", "-o"], env)
     if rc != 0:
-        module.fail_json(msg="scontrol show node -o failed (rc %d): %s" % (rc, (err or out).strip()),
+        module.fail_json(msg="scontrol show node -o failed (rc %s): %s" % (rc, (err or out).strip()),
                          hint="is slurmctld running and SLURM_CONF (slurm_conf) the pod's slurm.conf?")
     return node_states(parse_scontrol_nodes(out))
 
@@ -171,6 +188,7 @@ def main():
             keep_foreign=dict(type="bool", default=True),
             slurm_conf=dict(type="path"),
             bin_dir=dict(type="path"),
+            command_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )
@@ -199,9 +217,9 @@ def main():
             resumed.append(node)
     if commands and not module.check_mode:
         for cmd in commands:
-            rc, out, err = module.run_command(cmd, environ_update=env)
+            rc, out, err = scontrol(module, cmd, env)
             if rc != 0:
-                module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(cmd), rc, (err or out).strip()),
+                module.fail_json(msg="%s failed (rc %s): %s" % (" ".join(cmd), rc, (err or out).strip()),
                                  drained=drained, resumed=resumed)
         states = read_states(module, exe, env)
     extra = {"checks": slurm_checks(states, p["dgx"])} if p["dgx"] else {}

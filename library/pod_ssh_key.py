@@ -46,6 +46,7 @@ options:
 notes:
   - Supports check mode - nothing is created or changed; C(why) says what would be, C(public_key) is C(null) when
     the key does not exist yet.
+  - Each C(ssh-keygen) may take 60 seconds; one still running then is killed and the module fails.
 extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
@@ -90,6 +91,17 @@ why:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
+
+KEYGEN_TIMEOUT = 60  # seconds an ssh-keygen may take (documented in notes)
+
+
+def keygen_run(argv):
+    """(rc, stdout, stderr) of ssh-keygen (common/run.py: bounded, LC_ALL=C, stdin /dev/null: it never asks)."""
+    r = run_tool(argv, KEYGEN_TIMEOUT)
+    if r.timed_out:
+        return -1, r.stdout, "did not finish within %ds (killed)" % KEYGEN_TIMEOUT
+    return r.rc, r.stdout, r.stderr
 
 
 def _read_text(module, path):
@@ -142,7 +154,7 @@ def main():
         why.append("key generated")
         if not check:
             keygen = module.get_bin_path("ssh-keygen", required=True)
-            rc, _, err = module.run_command([keygen, "-q", "-t", "ed25519", "-N", "", "-C", p["comment"], "-f", key])
+            rc, _, err = keygen_run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", p["comment"], "-f", key])
             if rc != 0:
                 module.fail_json(msg="pod_ssh_key: ssh-keygen could not make %s: %s" % (key, err.strip()))
     # the private key's mode first: ssh-keygen -y refuses a key others can read
@@ -152,7 +164,7 @@ def main():
         why.append("public key restored")
         if not check:
             keygen = module.get_bin_path("ssh-keygen", required=True)
-            rc, out, err = module.run_command([keygen, "-y", "-f", key])
+            rc, out, err = keygen_run([keygen, "-y", "-f", key])
             if rc != 0 or not out.strip():
                 module.fail_json(msg="pod_ssh_key: ssh-keygen could not read %s: %s" % (key, err.strip()))
             with open(pub, "w", encoding="utf-8") as fh:

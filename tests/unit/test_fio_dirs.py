@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import pod_fio
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import Bounded, run_bounded
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import Ran, run_tool
 
 
 def _params(d):
@@ -21,10 +21,10 @@ def test_a_directory_another_node_made_first_is_used(tmp_path, monkeypatch):
     def racing(argv, timeout, **kw):
         if argv[0] == "mkdir":  # the other node wins between our probe and our mkdir
             os.mkdir(argv[-1])
-            return Bounded(1, "", "mkdir: cannot create directory '%s': File exists\n" % argv[-1], False)
-        return run_bounded(argv, timeout, **kw)
+            return Ran(1, "", "mkdir: cannot create directory '%s': File exists\n" % argv[-1], False, 0.0, argv, None)
+        return run_tool(argv, timeout, **kw)
 
-    monkeypatch.setattr(pod_fio, "run_bounded", racing)
+    monkeypatch.setattr(pod_fio, "run_tool", racing)
     created: list = []
     assert pod_fio.prepare_dirs(_params(d), created) is None
     assert created == [] and d.is_dir()  # not ours: removal is left to whichever node finds it empty
@@ -35,10 +35,11 @@ def test_a_directory_that_cannot_be_made_is_named_with_mkdirs_words(tmp_path, mo
 
     def refused(argv, timeout, **kw):
         if argv[0] == "mkdir":
-            return Bounded(1, "", "mkdir: cannot create directory '%s': Permission denied\n" % argv[-1], False)
-        return run_bounded(argv, timeout, **kw)
+            return Ran(1, "", "mkdir: cannot create directory '%s': Permission denied\n" % argv[-1], False, 0.0, argv,
+                       None)
+        return run_tool(argv, timeout, **kw)
 
-    monkeypatch.setattr(pod_fio, "run_bounded", refused)
+    monkeypatch.setattr(pod_fio, "run_tool", refused)
     created: list = []
     why = pod_fio.prepare_dirs(_params(d), created)
     assert why == "cannot create %s: mkdir: cannot create directory '%s': Permission denied" % (d, d)

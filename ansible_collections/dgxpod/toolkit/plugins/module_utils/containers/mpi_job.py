@@ -10,7 +10,7 @@ Pure part (stdlib and nccl_parse's line formats, tested in tests/unit/test_mpi_j
 - ``classify_result``: what an mpirun run tells: rc, timed out, which hosts and ranks failed and why,
   the last lines - so "it hung and told me nothing" never happens.
 
-Runner (subprocess; used by library modules on the launching DGX):
+Runner (module_utils/common/run.py; used by library modules on the launching DGX):
 
 - ``run_job``: ``<engine> exec <container> mpirun ...`` with a hard outer timeout; on timeout (or when
   asked) ``cleanup`` kills the job on every node: ``pkill -f <pattern>`` in the launcher's container and,
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.parse import RANK_LINE, TESTS_FAIL
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.job import SlurmJobError
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import ARGUMENT_SPEC as SLURM_ARGUMENT_SPEC
@@ -290,16 +290,12 @@ def classify_result(rc: Optional[int], stdout: str, stderr: str, timed_out: bool
 
 
 def _run(argv: List[str], timeout: float):
-    """(rc, stdout, stderr, timed_out); rc None when it did not finish or could not start."""
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-        return p.returncode, p.stdout, p.stderr, False
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-        return None, out, err, True
-    except OSError as e:
-        return None, "", str(e), False
+    """(rc, stdout, stderr, timed_out); rc None when it did not finish or could not start (common/run.py: past the
+    bound the whole group - the engine's exec, salloc, ssh - is killed)."""
+    r = run_tool(argv, timeout)
+    if r.error:
+        return None, "", r.error, False
+    return (None if r.timed_out else r.rc), r.stdout, r.stderr, r.timed_out
 
 
 def self_safe_pattern(pattern: str) -> str:

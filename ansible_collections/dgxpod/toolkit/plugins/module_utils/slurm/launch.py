@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import run_bounded
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.job import (allocation_blame, salloc_argv,
     salloc_outcome, scancel_argv, sinfo_nodes_argv)
 
@@ -53,12 +53,11 @@ def wait_s(slurm: Optional[Dict[str, Any]]) -> float:
 
 
 def _run(argv: List[str], timeout: float = 30) -> Tuple[Optional[int], str, str]:
-    """sinfo/scancel, bounded (bounded_run: the group killed at the bound); a missing binary is rc None."""
-    try:
-        r = run_bounded(argv, timeout)
-    except OSError as e:
-        return None, "", str(e)
-    return r.rc, r.out, r.err
+    """sinfo/scancel, bounded (common/run.py: the group killed at the bound); a missing binary is rc None."""
+    r = run_tool(argv, timeout)
+    if r.error:
+        return None, "", r.error
+    return r.rc, r.stdout, r.stderr
 
 
 def settle(job: Dict[str, Any], nodes: Sequence[str], slurm: Optional[Dict[str, Any]],

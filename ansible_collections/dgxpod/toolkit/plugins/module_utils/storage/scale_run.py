@@ -2,14 +2,16 @@
 """Run Spectrum Scale commands with a time limit (shared by the scale_* modules).
 
 AnsibleModule.run_command has no timeout; an mm command that waits on an unreachable node would hold
-the play forever. These helpers run it with subprocess and a bound, and say which command timed out.
+the play forever. These helpers run it the one way (module_utils/common/run.py: a bound, the process group
+killed, LC_ALL=C), and say which command timed out.
 """
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 
 MM_BIN_DIR = "/usr/lpp/mmfs/bin"
 
@@ -35,9 +37,7 @@ def run_mm(bin_dir: str, argv: List[str], timeout: float) -> Tuple[int, str, str
     exe = find_tool(bin_dir, argv[0])
     if exe is None:
         return 127, "", "%s: not found in %s or on PATH (Spectrum Scale not installed?)" % (argv[0], bin_dir)
-    try:
-        res = subprocess.run([exe] + list(argv[1:]), capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
+    res = run_tool([exe] + list(argv[1:]), timeout)
+    if res.timed_out:
         return 124, "", "'%s' did not finish within %ss" % (" ".join(argv), timeout)
-    return res.returncode, res.stdout, res.stderr
+    return res.rc, res.stdout, res.stderr
