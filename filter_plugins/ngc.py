@@ -6,6 +6,8 @@ import os
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.ngc_container import (authorized_keys,  # noqa: E501
     known_hosts, known_hosts_keys, merge_pinned_keys, node_aliases, inspect_status, ulimit_refusal)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers.eval import containers_record
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.records import host_readings
 
 
 def ngc_known_hosts(host_keys, hostvars, pod, port=2222):
@@ -111,9 +113,16 @@ def ngc_container_status(text):
     return inspect_status(str(text or ""))
 
 
+def mpi_containers_record(hosts, hostvars, fact="ngc_container_reading"):
+    """pod_stages.containers (module_utils/containers/eval.py) from every DGX's ``ngc_container_reading``
+    (roles/ngc_container tasks/check.yml; a host without it - unreachable, or its play failed before - is an error
+    naming it)."""
+    return containers_record(host_readings(list(hosts or []), hostvars, str(fact)))
+
+
 class FilterModule:
     def filters(self):
         return {"ngc_known_hosts": ngc_known_hosts, "ngc_authorized_keys": ngc_authorized_keys,
                 "ngc_container_host_keys": ngc_container_host_keys, "ngc_ulimit_refusal": ngc_ulimit_refusal,
                 "ngc_container_status": ngc_container_status, "ngc_host_key_files": ngc_host_key_files,
-                "ngc_pod_known_hosts": ngc_pod_known_hosts}
+                "ngc_pod_known_hosts": ngc_pod_known_hosts, "mpi_containers_record": mpi_containers_record}

@@ -47,9 +47,17 @@ def pod_fio_files(dirs, numjobs, prefix="podfio"):
 
 
 def pod_perf_context(pod, hostvars, groups):
+    """What the stages' evaluators need from the model (the report's context, module_utils/report/results.py):
+    {nodes, storage, sizing}; the sizing's inputs include pod.validation's workload, dataset_tb and caches_tb when
+    the pod sets them."""
     dgx, storage = list(groups.get("dgx", [])), list(groups.get("storage", []))
     mounts = int(((pod.get("storage") or {}).get("data_mounts")) or 0)
-    return perf_context(_model(dgx + storage, hostvars), dgx, storage, pod.get("fabrics") or [], mounts)
+    out = perf_context(_model(dgx + storage, hostvars), dgx, storage, pod.get("fabrics") or [], mounts)
+    validation = pod.get("validation") or {}
+    for key in ("workload", "dataset_tb", "caches_tb"):
+        if validation.get(key) is not None:
+            out["sizing"][key] = validation[key]
+    return out
 
 
 def pod_perf_eta(iperf_rounds_left, iperf_duration, fio_steps_left, fio_seconds_per_step, overhead=5):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import model_from_hostvars
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_config
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.record import (switch_config_summary,
+    switch_validation_record)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render
 
 
@@ -34,4 +36,5 @@ def switch_lossless_expect(structured):
 class FilterModule:
     def filters(self):
         return {"switch_structured": switch_structured, "switch_render": switch_render,
-                "switch_lossless_expect": switch_lossless_expect}
+                "switch_lossless_expect": switch_lossless_expect, "switch_config_summary": switch_config_summary,
+                "switch_validation_record": switch_validation_record}

@@ -69,6 +69,16 @@ problems:
   returned: always
   type: list
   elements: str
+problem_details:
+  description:
+    - The problems of I(problems) as data, in the same order - C(text) (the line), C(reach) (true - the mount's
+      I/O failed towards its storage address; false - the mount itself is not as planned), C(path), C(address)
+      (the planned storage IP), and from the plan when it names them C(peer) (the storage node), C(peer_nic) (its
+      NIC) and C(nic) (the DGX NIC the mount goes through). The storage stage's evaluator reads these
+      (module_utils/storage/nfs_eval.py).
+  returned: always
+  type: list
+  elements: dict
 """
 
 import hashlib
@@ -125,6 +135,17 @@ def io(op, args, timeout):
     return r.ok, r.out
 
 
+def problem_detail(result, mount, text):
+    """One problem as data: its line, ``reach`` (the mount's I/O failed towards the storage address) or not (the
+    mount itself is not as planned), the mount point, the storage address, the storage node and NIC that own it
+    and the DGX NIC the mount goes through (from the plan: storage_host, storage_nic, via_nic)."""
+    out = {"text": text, "reach": bool(result.get("reach")), "path": result["path"], "address": result.get("ip")}
+    for key, plan_key in (("peer", "storage_host"), ("peer_nic", "storage_nic"), ("nic", "via_nic")):
+        if mount.get(plan_key):
+            out[key] = mount[plan_key]
+    return out
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -159,10 +180,10 @@ def main():
                     digest = out
                     by_path[scripts["path"]]["io"] = "wrote, read back and compared %d bytes" % p["probe_size"]
                 else:
-                    by_path[scripts["path"]].update(ok=False, problem="%s from %s: read-back %s" % (
+                    by_path[scripts["path"]].update(ok=False, reach=True, problem="%s from %s: read-back %s" % (
                         scripts["path"], scripts["ip"], "differs from what was written" if ok2 else "failed: " + out2))
             else:
-                by_path[scripts["path"]].update(ok=False, problem="%s from %s: write failed: %s" % (
+                by_path[scripts["path"]].update(ok=False, reach=True, problem="%s from %s: write failed: %s" % (
                     scripts["path"], scripts["ip"], out))
 
         def read_one(m):
@@ -172,14 +193,15 @@ def main():
                 if ok and out == digest:
                     r["io"] = "read the probe file and compared"
                 else:
-                    r.update(ok=False, problem="%s from %s: reading the probe file written through %s %s" % (
-                        m["path"], m["ip"], scripts["path"], "gave other data" if ok else "failed: " + out))
+                    r.update(ok=False, reach=True,
+                             problem="%s from %s: reading the probe file written through %s %s" % (
+                                 m["path"], m["ip"], scripts["path"], "gave other data" if ok else "failed: " + out))
             else:
                 ok, out = io("list", [m["path"]], p["io_timeout"])
                 if ok:
                     r["io"] = "listed %s entries" % out
                 else:
-                    r.update(ok=False, problem="%s from %s: listing failed: %s" % (m["path"], m["ip"], out))
+                    r.update(ok=False, reach=True, problem="%s from %s: listing failed: %s" % (m["path"], m["ip"], out))
 
         data = [m for m in plan if m.get("kind") == "data" and by_path[m["path"]]["ok"]]
         try:
@@ -190,8 +212,11 @@ def main():
             if scripts:
                 io("remove", [os.path.join(scripts["path"], rel)], p["io_timeout"])
 
-    problems = ["%s: %s" % (me, r["problem"]) for r in results if not r["ok"]]
-    out = dict(changed=False, results=results, problems=problems)
+    planned = {m["path"]: m for m in plan}
+    problem_details = [problem_detail(r, planned.get(r["path"]) or {}, "%s: %s" % (me, r["problem"]))
+                       for r in results if not r["ok"]]
+    problems = [d["text"] for d in problem_details]
+    out = dict(changed=False, results=results, problems=problems, problem_details=problem_details)
     if problems and p["fail_on_problems"]:
         module.fail_json(msg="%d of %d NFS mount(s) not as planned: %s" % (len(problems), len(results),
                                                                          "; ".join(problems)), **out)

@@ -8,11 +8,12 @@ DOCUMENTATION = r"""
 module: pod_report_write
 short_description: Evaluate a validation run and write its four report files
 description:
-  - Takes the results the checks recorded (identity, network, ...; the role pod_report collects them), the
-    performance measurements (iperf3 tests and fio scaling steps, if any) and the RA profile's expectations
-    with the pod's overrides, evaluates every measurement (module_utils/pod/eval.py), and writes
-    C(results.json) (schema version 2, docs/results.md), C(report.md), C(report.html) (self-contained, inline
-    SVG plots) and C(junit.xml) (one testcase per check) into I(dest).
+  - Takes what every validation stage recorded (I(stages) - identity, network, storage mounts, containers,
+    iperf3, fio, GPU, drift, switches, NCCL, training, Slurm), the pod's I(context) and the RA profile's
+    expectations with the pod's overrides, evaluates every stage by the one registry
+    (module_utils/report/stages.py; the document - module_utils/report/results.py), and writes C(results.json)
+    (docs/results.md), C(report.md), C(report.html) (self-contained, inline SVG plots) and C(junit.xml) (one
+    testcase per check) into I(dest).
   - The failed and errored checks are grouped into root-cause findings (module_utils/report/findings.py), written as
     the C(findings) list of results.json, the first section of report.md and report.html, the failure messages
     of junit.xml, and returned as C(findings_lines).
@@ -25,13 +26,14 @@ options:
     type: path
     required: true
   results:
-    description: The collected results document (pod, ra_profile, simulated, finished, checks).
+    description: The run - C(pod) (its name), C(ra_profile), C(simulated), C(finished) (the UTC time stamp).
     type: dict
     required: true
-  perf:
+  context:
     description:
-      - Performance measurements - C(iperf.tests), C(fio.steps), C(nodes), C(storage), C(sizing), C(run)
-        (see module_utils/pod/eval.py build_results). Empty when only identity/network checks ran.
+      - What the stages' evaluators need from the pod model - C(nodes) ({host - {storage_link_gbps, mounts,
+        gpus}}), C(storage) ({nodes, link_gbps}), C(sizing) (the RA sizing's inputs - gpus, dgx, storage_nodes,
+        workload, dataset_tb, caches_tb), as the C(pod_perf_context) filter derives them. Empty - no sizing.
     type: dict
     default: {}
   expectations:
@@ -44,9 +46,10 @@ options:
     default: {}
   stages:
     description:
-      - Measurements of the stages registered in C(module_utils/report/stages.py) (NCCL, training, GPU, ...), by
-        stage name, as their playbooks record them in the localhost fact C(pod_stages). Each is evaluated
-        into checks there; a selected stage with nothing recorded is an C(error).
+      - What the stages registered in C(module_utils/report/stages.py) recorded, by stage name, as their
+        playbooks record it in the localhost fact C(pod_stages) (playbooks/tasks/record_stage.yml). Each is
+        evaluated into checks there; a selected stage with nothing recorded is an C(error), one left out by the
+        run's tags C(skipped).
     type: dict
     default: {}
   pod_index:
@@ -76,8 +79,9 @@ EXAMPLES = r"""
 - name: Write the report files
   pod_report_write:
     dest: "{{ pod_report_run_dir }}"
-    results: "{{ pod_report_results }}"
-    perf: "{{ pod_perf | default({}) }}"
+    results: {pod: "{{ pod.name }}", ra_profile: "{{ pod.ra_profile }}", simulated: false, finished: 20261128T0000Z}
+    context: "{{ pod | pod_perf_context(hostvars, groups) }}"
+    stages: "{{ pod_stages | default({}) }}"
     expectations: "{{ pod | pod_expectations }}"  # the RA profile's with pod.validation.expectations on top
     pod_index: "{{ hostvars | pod_findings_index(groups, pod) }}"
   register: report
@@ -119,9 +123,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import finding_line, with_findings
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import problem_line, render_all
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 
 
 def main():
@@ -129,7 +133,7 @@ def main():
         argument_spec=dict(
             dest=dict(type="path", required=True),
             results=dict(type="dict", required=True),
-            perf=dict(type="dict", default={}),
+            context=dict(type="dict", default={}),
             expectations=dict(type="dict", default={}),
             overrides=dict(type="dict", default={}),
             stages=dict(type="dict", default={}),
@@ -140,7 +144,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    doc = build_results(p["results"], p["perf"], deep_merge(p["expectations"], p["overrides"]), p["stages"],
+    doc = build_results(p["results"], p["context"], deep_merge(p["expectations"], p["overrides"]), p["stages"],
                         p["run_tags"], p["skip_tags"])
     doc = with_findings(doc, p["pod_index"])
     problems = [problem_line(c) for c in doc["checks"] if c.get("status") in ("fail", "error")]

@@ -75,11 +75,27 @@ def sample_perf(slow=("sim-dgx3", "data-12"), gbps=20.0, storage_gbps=15.0, node
 
 
 def base_results(simulated=True):
-    return {"schema_version": 1, "pod": "pod-in-a-box", "ra_profile": "isilon-f800-dgx1", "simulated": simulated,
-            "finished": "20261121T080000Z",
-            "checks": [{"check": "identity", "host": "sim-dgx1", "status": "pass", "hostname": "sim-dgx1",
-                        "hostname_ok": True, "missing_nics": []},
-                       {"check": "network", "host": "sim-dgx1", "status": "pass", "pings": 12, "problems": []}]}
+    """The run as roles/pod_report hands it to pod_report_write (results)."""
+    return {"pod": "pod-in-a-box", "ra_profile": "isilon-f800-dgx1", "simulated": simulated,
+            "finished": "20261121T080000Z"}
+
+
+def sample_context(perf):
+    """What roles/pod_report hands pod_report_write as context (the pod_perf_context filter): nodes, storage, sizing."""
+    return {k: perf[k] for k in ("nodes", "storage", "sizing")}
+
+
+def sample_stages(perf=None):
+    """pod_stages as the validate playbooks record it: sim-dgx1's identity and network (both pass) and, from
+    ``perf`` (sample_perf), the iperf and fio stages."""
+    stages = {"identity": {"hosts": {"sim-dgx1": {"hostname": "sim-dgx1", "interfaces": ["lo", "enp5s0"],
+                                                  "nics": ["enp5s0"], "check_hostname": True, "check_nics": True}}},
+              "network": {"hosts": {"sim-dgx1": {"state": {"changes": [], "differences": []}, "pings": 12,
+                                                 "ping_failures": [], "rdma": []}}}}
+    if perf:
+        stages["iperf"] = {"run": perf["run"], "tests": perf["iperf"]["tests"]}
+        stages["fio"] = {"run": perf["run"], "steps": perf["fio"]["steps"]}
+    return stages
 
 
 if __name__ == "__main__":  # write a sample for trying the role by hand: python tests/unit/perf_sample.py > x.json

@@ -1,10 +1,10 @@
-"""The one check result (module_utils/report/checks.py) and the stage registry (module_utils/report/stages.py)."""
+"""The one check result (module_utils/result/check.py) and the stage registry (module_utils/report/stages.py)."""
 from __future__ import annotations
 
 import pytest
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (SIMULATED_REASON, CheckResult,
-    apply_simulated_policy, apply_simulated_policy_to_dicts, at_least, compare, contradiction, counts)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+    apply_simulated_policy, at_least, compare, contradiction, counts)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import Stage, evaluate_stages
 
@@ -54,18 +54,18 @@ def test_simulated_policy_skips_absolute_checks_only_on_simulated_pods():
     assert no_exp[0].reason == SIMULATED_REASON + " - no port speed"
 
 
-def test_simulated_policy_on_results_json_dicts_and_round_trip():
+def test_simulated_policy_on_a_result_read_back_from_results_json():
     d = CheckResult("iperf", "a<->b", "fail", expected=90.0, measured=17.0, unit="Gb/s", cause="slow",
                     absolute=True, details={"fabric": "data-5"}).to_dict()
     assert CheckResult.from_dict(d).to_dict() == d
-    real = apply_simulated_policy_to_dicts([d], False)
-    assert real == [d]
-    (sim,) = apply_simulated_policy_to_dicts([d], True)
-    assert (sim["status"], sim["expected"], sim["reason"], sim["fabric"]) == ("skipped", None, SIMULATED_REASON,
-                                                                             "data-5")
+    assert [r.to_dict() for r in apply_simulated_policy([CheckResult.from_dict(d)], False)] == [d]
+    (sim,) = [r.to_dict() for r in apply_simulated_policy([CheckResult.from_dict(d)], True)]
+    assert (sim["status"], sim.get("expected"), sim["reason"], sim["fabric"]) == ("skipped", None, SIMULATED_REASON,
+                                                                                 "data-5")
     assert "cause" not in sim and d["status"] == "fail"  # the input is not changed
     rel = dict(d, absolute=False)
-    assert apply_simulated_policy_to_dicts([rel], True) == [rel]
+    assert [r.to_dict() for r in apply_simulated_policy([CheckResult.from_dict(rel)], True)] == [
+        {k: v for k, v in rel.items() if k != "absolute"}]
 
 
 def _stage(evaluate, markdown=None, html=None):
@@ -112,7 +112,7 @@ def test_build_results_and_reports_carry_registered_stages(monkeypatch):
     stage = _stage(ev, markdown=lambda doc: ["", "## Demo section", ""],
                    html=lambda doc: ["<h2>Demo section</h2>"])
     monkeypatch.setattr(stages_mod, "registry", lambda: [stage])
-    base = {"pod": "p", "ra_profile": "r", "simulated": False, "finished": "t", "checks": []}
+    base = {"pod": "p", "ra_profile": "r", "simulated": False, "finished": "t"}
     doc = build_results(base, {}, {}, {"demo": {"ok": False}})
     assert doc["summary"]["fail"] == 1 and doc["measurements"]["demo"] == {"ok": False}
     assert "## Demo section" in render_markdown(doc) and "<h2>Demo section</h2>" in render_html(doc)
@@ -120,31 +120,14 @@ def test_build_results_and_reports_carry_registered_stages(monkeypatch):
     assert none["summary"]["skipped"] == 1 and "Demo section" not in render_markdown(none)
 
 
-def test_missing_per_host_results_are_error_unless_left_out_by_tags():
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import resolve_missing
-    recorded = [{"check": "identity", "host": "n1", "status": "pass"},
-                {"check": "nfs_mounts", "host": "n2", "tag": "storage", "missing": True},
-                {"check": "legacy", "host": "n3", "tag": None, "missing": True}]
-    all_run = resolve_missing(recorded, ["all"])
-    assert [c["status"] for c in all_run] == ["pass", "error", "error"]
-    assert "unreachable" in all_run[1]["reason"] and "missing" not in all_run[1]
-    net_only = resolve_missing(recorded, ["network"])
-    assert [c["status"] for c in net_only] == ["pass", "skipped", "error"]  # a check without a tag always runs
-    assert [c["status"] for c in resolve_missing(recorded, ["all"], ["storage"])] == ["pass", "skipped", "error"]
-
-
-def test_layout_keeps_an_older_entry_key_order_and_its_nulls():
-    r = CheckResult("fio_read", "n1", "error", unit="MB/s", reason="no answer", details={"step": 2},
-                    layout=("host", "step", "unit", "check", "status", "expected", "measured", "source", "reason"))
-    d = r.to_dict()
-    assert list(d) == ["host", "step", "unit", "check", "status", "expected", "measured", "source", "reason"]
-    assert d["expected"] is None and d["source"] is None
-    ok = CheckResult("fio_read", "n1", "pass", expected=1.0, measured=2.0, absolute=True, details={"extra": 1},
-                     layout=("check", "host", "measured", "absolute", "expected", "status", "cause", "note"))
-    assert list(ok.to_dict()) == ["check", "host", "measured", "absolute", "expected", "status", "extra"]
-    (sim,) = apply_simulated_policy([ok], True)
-    assert list(sim.to_dict()) == ["check", "host", "measured", "absolute", "expected", "status", "extra", "reason"]
-    assert sim.to_dict() == apply_simulated_policy_to_dicts([ok.to_dict()], True)[0]
+def test_a_stage_selected_by_any_of_its_tags_and_left_out_by_any():
+    stage = Stage("demo", ("network", "iperf"), "demo stage", lambda m, e, c: [])
+    status = {}
+    for run, skip in ((["network"], []), (["iperf"], []), (["gpu"], []), (["all"], ["iperf"]), (["all"], [])):
+        (c,), _ = evaluate_stages({}, {}, {}, run_tags=run, skip_tags=skip, stages=[stage])
+        status[(tuple(run), tuple(skip))] = c["status"]
+    assert status == {(("network",), ()): "error", (("iperf",), ()): "error", (("gpu",), ()): "skipped",
+                      (("all",), ("iperf",)): "skipped", (("all",), ()): "error"}
 
 
 def test_compare_names_the_three_ways_and_refuses_others():

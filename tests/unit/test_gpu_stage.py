@@ -14,7 +14,7 @@ import os
 import pytest
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import parse_smi_xml
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import registry
 

@@ -5,12 +5,13 @@ import copy
 import os
 
 import yaml
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy_to_dicts
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import apply_simulated_policy
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_confirm import confirm_plan, merge, to_confirm
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import check_plan
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import iperf_plan
 from perf_sample import profile, sample_perf, sim_model
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import deep_merge, evaluate_iperf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_eval import evaluate_iperf, iperf_checks
 
 EXP = profile()["expectations"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,7 +43,7 @@ def _through_slow_nic(t):  # sim-dgx2's data-12 NIC shaped (the half-rate NIC te
 
 
 def _failed(tests, exp=SIM_EXP, sim=True):
-    checks = apply_simulated_policy_to_dicts(evaluate_iperf(tests, exp), sim)
+    checks = [c.to_dict() for c in apply_simulated_policy(iperf_checks(tests, exp), sim)]
     return sorted((c["host"], c["fabric"]) for c in checks if c["status"] == "fail")
 
 

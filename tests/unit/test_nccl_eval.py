@@ -14,7 +14,7 @@ from filter_plugins import nccl as nccl_filters
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, JOB_STATE, NODE_STATE,
                                                                                   Subject, apply_simulated_policy)
 from inventory_util import ROOT, hostvars
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
 

@@ -126,6 +126,9 @@ def test_verify_reports_a_missing_mount_without_touching_anything():
                                           "host": "dgx-x", "fail_on_problems": False})
     assert r["changed"] is False
     assert r["problems"] == ["dgx-x: not mounted (planned /tmp/dgxpod-test-never-mounted from 127.0.0.1)"]
+    # the same problem as data (issue 38): the mount of its own, not a storage address it could not reach
+    assert r["problem_details"] == [{"text": r["problems"][0], "reach": False, "path": "/tmp/dgxpod-test-never-mounted",
+                                     "address": "127.0.0.1"}]
 
 
 def _verify_in_process(monkeypatch, capsys, tmp_path, mounts, timeout=10):
@@ -172,3 +175,7 @@ def test_verify_moves_data_through_every_mount_and_names_the_one_that_does_not_s
     assert r["problems"][1].startswith("dgx-t: %s from 10.9.0.4: listing failed: FileNotFoundError: "
                                        % (tmp_path / "gone"))
     assert list(scripts.iterdir()) == []  # the probe and its directory are removed
+    # the I/O failures as data: towards the storage address (REACH for the network stage's findings)
+    assert [(d["reach"], d["path"], d["address"]) for d in r["problem_details"]] == [
+        (True, str(blind), "10.9.0.2"), (True, str(tmp_path / "gone"), "10.9.0.4")]
+    assert [d["text"] for d in r["problem_details"]] == r["problems"]

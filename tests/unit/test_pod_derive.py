@@ -73,7 +73,7 @@ def test_ping_targets_cover_every_pair_on_every_data_fabric(dgxpod):
     targets = ping_targets(Pod.from_hostvars(hv, groups, pod), "DGX1-1")
     assert len(targets) == 8 * 4  # 8 peers x 4 data NICs
     assert {t["mtu"] for t in targets} == {9000}
-    assert {"nic": "enp132s0", "fabric": "data-66", "peer": "DGX1-9", "address": "10.55.66.163",
+    assert {"nic": "enp132s0", "fabric": "data-66", "peer": "DGX1-9", "peer_nic": "enp132s0", "address": "10.55.66.163",
             "mtu": 9000} in targets
 
 

@@ -18,7 +18,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import eval a
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import ngc_container as nc  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import compare as pd  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import stages  # noqa: E402
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results  # noqa: E402
 
 MARKER = "# {mark} dgxpod toolkit: pod p1 (managed; edit the inventory, not this block)"
 BLOCK = "198.18.66.11\tsim-dgx1\n198.18.66.12\tsim-dgx2\n198.18.66.13\tsim-dgx3"

@@ -1,4 +1,5 @@
-"""Evaluation: expectations relative to the model, slow-NIC attribution, simulated rules, RA sizing."""
+"""The iperf3 and fio stages (perf/iperf_eval.py, storage/fio_eval.py) and the results document (report/results.py):
+expectations relative to the model, slow-NIC attribution, simulated rules, RA sizing, subject and category."""
 from __future__ import annotations
 
 import copy
@@ -6,11 +7,16 @@ import os
 
 import pytest
 import yaml
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import apply_simulated_policy_to_dicts
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (LINK_PERF, NODE_PERF, POD_PERF,
+    SIMULATED_REASON, CheckResult, apply_simulated_policy)
 
-from perf_sample import base_results, profile, sample_perf
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import (SIMULATED_REASON, build_results,
-    deep_merge, evaluate_fio, evaluate_iperf, node_capacity, sizing)
+from perf_sample import base_results, profile, sample_context, sample_perf, sample_stages
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf import iperf_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_eval import evaluate_iperf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage import fio_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_eval import evaluate_fio, node_capacity, sizing
 
 EXP = profile()["expectations"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,7 +26,7 @@ SIM_EXP = deep_merge(EXP, SIM_OVERRIDES)  # what the pod-in-a-box evaluates agai
 
 
 def simulated(checks):
-    return apply_simulated_policy_to_dicts(checks, True)
+    return [r.to_dict() for r in apply_simulated_policy([CheckResult.from_dict(c) for c in checks], True)]
 
 
 def by(checks, name):
@@ -47,7 +53,7 @@ def test_real_pod_one_slow_nic_fails_exactly_its_pairs_and_is_named():
 def test_simulated_pod_skips_absolute_checks_but_catches_the_slow_nic():
     perf = sample_perf(gbps=17.0, storage_gbps=12.0)
     checks = simulated(evaluate_iperf(perf["iperf"]["tests"], SIM_EXP))
-    assert all(c["status"] == "skipped" and c["reason"] == SIMULATED_REASON and c["expected"] is None
+    assert all(c["status"] == "skipped" and c["reason"] == SIMULATED_REASON and c.get("expected") is None
                for c in by(checks, "iperf"))
     failed = [c for c in checks if c["status"] == "fail"]
     assert len(failed) == 3 and all(c["check"] == "iperf_relative" and "sim-dgx3" in c["hosts"] for c in failed)
@@ -113,7 +119,7 @@ def test_fio_real_and_simulated():
     assert {c["check"] for c in errors} == {"fio_read", "fio_relative", "fio_scaling"}
     assert all("sim-dgx4" in c["reason"] or "sim-dgx4" in c.get("reason", "") for c in errors)
     sim = simulated(evaluate_fio(steps, perf["nodes"], perf["storage"], SIM_EXP))
-    assert all(c["status"] == "skipped" for c in by(sim, "fio_read") if c["measured"] is not None)
+    assert all(c["status"] == "skipped" for c in by(sim, "fio_read") if c.get("measured") is not None)
     assert {c["status"] for c in by(sim, "fio_relative") if c["step"] in (2, 3)} == {"pass"}
     slow = copy.deepcopy(steps)
     slow[2]["results"]["sim-dgx2"]["result"]["aggregate"]["read"]["bw_bytes"] /= 3
@@ -133,31 +139,65 @@ def test_sizing_matches_the_ra_worked_examples():
     assert a100["storage_nodes_needed"] == 4 and a100["required_mbps"] is None  # 001 §4: 8 A100 per F800 node
 
 
-def test_build_results_v2_keeps_v1_checks(monkeypatch):
+def test_build_results_evaluates_every_stage_by_the_registry(monkeypatch):
     from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import stages
-    monkeypatch.setattr(stages, "registry", lambda: [])  # v1 checks only: no registered stage (switches, ...)
-    doc = build_results(base_results(), sample_perf(), EXP)
+    only = [s for s in stages.registry() if s.name in ("identity", "network", "iperf", "fio")]
+    monkeypatch.setattr(stages, "registry", lambda: only)
+    perf = sample_perf()
+    doc = build_results(base_results(), sample_context(perf), EXP, sample_stages(perf))
     assert doc["schema_version"] == 3 and doc["simulated"] is True and doc["notice"].startswith("SIMULATED")
     assert [c["check"] for c in doc["checks"][:2]] == ["identity", "network"]
     assert sum(doc["summary"].values()) == len(doc["checks"])
     assert doc["sizing"]["gpus"] == 32 and "iperf" in doc["measurements"] and "fio" in doc["measurements"]
+    assert doc["run"] == perf["run"] and all(c["stage"] for c in doc["checks"])
     sz = [c for c in doc["checks"] if c["check"] == "storage_sizing"]
     assert len(sz) == 1 and sz[0]["status"] == "error"  # one node errored in the all-node step
-    # a run of the state checks only: registered stages (training, ...) are left out by its tags -> skipped
-    plain = build_results(base_results(simulated=False), {}, EXP, run_tags=["identity", "network"])
-    assert plain["summary"]["pass"] == 2 and plain["summary"]["fail"] == plain["summary"]["error"] == 0
-    assert "measurements" not in plain
+    assert "measured_mbps" in doc["sizing"]
+    # a run of the state checks only: the performance stages are left out by its tags -> one skipped row each
+    plain = build_results(base_results(simulated=False), {}, EXP, sample_stages(), run_tags=["identity"])
+    assert [(c["check"], c["host"], c["status"]) for c in plain["checks"]] == [
+        ("identity", "sim-dgx1", "pass"), ("network", "sim-dgx1", "pass"), ("iperf", "pod", "skipped"),
+        ("fio", "pod", "skipped")]
+    assert "sizing" not in plain and "run" not in plain
 
 
 def test_registered_stages_left_out_by_the_tags_are_skipped_rows():
     from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import stages
     names = [s.name for s in stages.registry()]
-    assert {"gpu", "nccl", "switches"} <= set(names)
-    plain = build_results(base_results(simulated=False), {}, EXP, run_tags=["identity", "network"])
-    assert [(c["check"], c["status"]) for c in plain["checks"][2:]] == [(n, "skipped") for n in names]
-    assert "measurements" not in plain
+    assert {"identity", "network", "nfs_mounts", "containers", "iperf", "fio", "gpu", "nccl", "switches"} <= set(names)
+    plain = build_results(base_results(simulated=False), {}, EXP, sample_stages(), run_tags=["identity", "network"])
+    assert [(c["check"], c["status"]) for c in plain["checks"][2:]] == [
+        (n, "error" if n == "iperf" else "skipped") for n in names if n not in ("identity", "network")]
     no_nccl = build_results(base_results(simulated=False), {}, EXP, skip_tags=["nccl"])
     assert [c["status"] for c in no_nccl["checks"] if c["check"] == "nccl"] == ["skipped"]
+
+
+def test_iperf_and_fio_results_say_what_they_are_about():
+    perf = sample_perf(slow=None, fio_error_host=None)
+    checks = iperf_eval.evaluate({"tests": perf["iperf"]["tests"]}, EXP, {})
+    t = perf["iperf"]["tests"][0]
+    assert {(c.category, c.subject) for c in checks[:2]} == {(LINK_PERF, iperf_eval.Subject(
+        node=t["client"], nic=t["client_nic"], peer=t["server"], peer_nic=t["server_nic"], fabric=t["fabric"]))}
+    fio = fio_eval.evaluate({"steps": perf["fio"]["steps"]}, EXP, sample_context(perf))
+    read = next(c for c in fio if c.check == "fio_read" and c.details["step"] == 2)
+    assert read.category == NODE_PERF and read.subject.to_dict() == {"node": read.host, "step": 2, "storage": True}
+    scaling = [c for c in fio if c.check in ("fio_scaling", "storage_sizing")]
+    assert {c.category for c in scaling} == {POD_PERF} and all(c.subject.storage for c in scaling)
+    assert [len(c.subject.nodes) for c in scaling] == [1, 2, 3, 4, 4]
+
+
+def test_an_unreachable_host_in_an_iperf_or_fio_record_is_an_unreachable_error():
+    perf = sample_perf(slow=None)
+    tests = perf["iperf"]["tests"]
+    tests[0] = dict(tests[0], status="error", reason="server host sim-dgx2 unreachable", result={}, unreachable=True)
+    errors = [c for c in iperf_eval.iperf_checks(tests, EXP) if c.status == "error"]
+    assert len(errors) == 2 and all(c.unreachable and c.category == LINK_PERF for c in errors)
+    steps = copy.deepcopy(perf["fio"]["steps"])
+    steps[0]["results"]["sim-dgx1"] = {"status": "error", "reason": "sim-dgx1 unreachable: x", "result": {},
+                                      "unreachable": True}
+    errors = [c for c in fio_eval.fio_checks(steps, perf["nodes"], perf["storage"], EXP)
+              if c.status == "error" and c.host == "sim-dgx1"]
+    assert errors and all(c.unreachable for c in errors)
 
 
 def test_the_simulator_inventory_loosens_the_relative_threshold_but_still_catches_half_rate():
@@ -197,7 +237,7 @@ def test_a_pair_through_a_slow_nic_fails_even_when_its_only_peer_was_slowed_too(
 def test_deep_merge_copies_tagged_values_as_plain_ones_and_leaves_its_inputs_alone():
     """Ansible 2.19 hands filters subclasses of str/dict/list carrying tags; deep_merge (plain_copy) returns plain
     values, equal to them, and never the caller's objects."""
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import plain_copy
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import plain_copy
 
     class Tagged(str):
         def __deepcopy__(self, memo):  # the slow path plain_copy must not take

@@ -5,8 +5,8 @@ import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-from perf_sample import base_results, profile, sample_perf
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from perf_sample import base_results, profile, sample_context, sample_perf, sample_stages
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import (render_all, render_html,
     render_junit, render_markdown)
 
@@ -39,7 +39,8 @@ class Balance(HTMLParser):
 
 
 def doc(simulated=True):
-    return build_results(base_results(simulated), sample_perf(), profile()["expectations"])
+    perf = sample_perf()
+    return build_results(base_results(simulated), sample_context(perf), profile()["expectations"], sample_stages(perf))
 
 
 def test_first_line_says_simulated_in_every_file():
@@ -77,7 +78,7 @@ def test_html_is_balanced_self_contained_and_has_the_plots():
 
 
 def test_html_of_a_run_without_perf_has_no_plots():
-    html = render_html(build_results(base_results(False), {}, {}))
+    html = render_html(build_results(base_results(False), {}, {}, sample_stages()))
     assert "<svg" not in html and "identity" in html
 
 
@@ -95,22 +96,21 @@ def test_results_json_round_trips():
     assert json.loads(render_all(d)["results.json"]) == json.loads(json.dumps(d))
 
 
-def test_mpi_containers_check_lines():
+def test_a_check_line_is_its_note_or_its_problems_whatever_the_check():
+    """render.py knows no check by name: a pass says its note (the stage wrote it), a failure its problems."""
     from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details, problem_line
-    ok = {"check": "mpi_containers", "host": "sim-dgx2", "status": "pass", "container": "dgxpod-mpi",
-          "launcher": "sim-dgx1", "mpirun_seen": 1, "problems": []}
-    assert details(ok) == ("container dgxpod-mpi running; ssh on 2222 from sim-dgx1 with a pinned host key; "
-                           "mpirun hostname saw it 1 time(s)")
-    assert details(dict(ok, mpirun_seen=None)).endswith("mpirun not run (another node failed)")
-    down = dict(ok, host="sim-dgx3", status="fail", problems=["container down"])
-    assert details(down) == "container down"
-    assert problem_line(down) == "[mpi_containers sim-dgx3] container down"
+    ok = {"check": "anything", "host": "sim-dgx2", "status": "pass", "note": "container running; seen 1 time(s)"}
+    assert details(ok) == "container running; seen 1 time(s)"
+    down = {"check": "anything", "host": "sim-dgx3", "status": "fail", "problems": ["container down", "no ssh"]}
+    assert details(down) == "container down; no ssh"
+    assert problem_line(down) == "[anything sim-dgx3] container down; no ssh"
+    assert problem_line(dict(down, reason="no result")) == "[anything sim-dgx3] no result"
 
 
 def test_findings_lead_the_reports_and_name_themselves_in_junit():
     from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import with_findings
     d = with_findings(doc(True), None)
-    assert d["schema_version"] == 4 and d["findings"]
+    assert d["schema_version"] == 5 and d["findings"]
     top = d["findings"][0]
     md = render_markdown(d)
     assert md.index("## Findings") < md.index("## Problems") < md.index("## Checks")
@@ -131,7 +131,8 @@ def test_findings_lead_the_reports_and_name_themselves_in_junit():
 
 def test_no_findings_section_on_a_healthy_run():
     from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import with_findings
-    d = with_findings(build_results(base_results(True), None, profile()["expectations"], run_tags=["identity"]), None)
+    d = with_findings(build_results(base_results(True), None, profile()["expectations"], sample_stages(),
+                                    run_tags=["identity"]), None)
     assert d["findings"] == [] and d["summary"]["fail"] == d["summary"]["error"] == 0
     assert "## Findings" not in render_markdown(d) and "<h2>Findings</h2>" not in render_html(d)
     assert "finding" not in render_junit(d)

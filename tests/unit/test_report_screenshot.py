@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from perf_sample import base_results, profile, sample_perf
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from perf_sample import base_results, profile, sample_context, sample_perf, sample_stages
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html
 
 import report_screenshot as rs  # noqa: E402
@@ -48,7 +48,8 @@ browser = pytest.mark.skipif(not rs.find_browser(), reason="no headless Chromium
 
 @browser
 def test_screenshot_of_a_report_shows_heatmaps_and_fio_plot(tmp_path, capsys):
-    results = build_results(base_results(True), sample_perf(), profile()["expectations"])
+    perf = sample_perf()
+    results = build_results(base_results(True), sample_context(perf), profile()["expectations"], sample_stages(perf))
     (tmp_path / "report.html").write_text(render_html(results))
     assert rs.main([str(tmp_path), "--expect", "heatmap,fio"]) == 0, capsys.readouterr()
     out = capsys.readouterr().out
@@ -58,6 +59,6 @@ def test_screenshot_of_a_report_shows_heatmaps_and_fio_plot(tmp_path, capsys):
 
 @browser
 def test_screenshot_of_a_report_without_measurements_shows_no_plot(tmp_path, capsys):
-    (tmp_path / "report.html").write_text(render_html(build_results(base_results(False), {}, {})))
+    (tmp_path / "report.html").write_text(render_html(build_results(base_results(False), {}, {}, sample_stages())))
     assert rs.main([str(tmp_path), "--expect", "heatmap"]) == 2
     assert "does not show: heatmap" in capsys.readouterr().err

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from inventory_util import ROOT
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_all
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import drain as slurm_drain
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import eval as slurm_eval
@@ -139,7 +139,8 @@ def test_validate_yml_runs_the_slurm_stage_before_the_report_and_the_drain_after
 # ----------------------------------------------------------------------------- the plays on a pod without Slurm
 def write_pod(tmp_path, pod_extra=None, host_extra=None, node="DGX1-1"):
     """A one-DGX localhost inventory and a wrapper that runs validate.yml's slurm stage, report and drain plays
-    (validate.yml's order) after an optional injected failed identity check on the DGX (-e inject_fail=...)."""
+    (validate.yml's order) after an optional injected failed identity reading of the DGX, its hostname
+    (-e inject_fail=...), recorded in pod_stages.identity as validate_identity.yml records it."""
     pod = dict({"name": "tiny", "ra_profile": "isilon-f800-dgx1"}, **(pod_extra or {}))
     host = dict({"ansible_connection": "local", "ansible_python_interpreter": os.path.join(ROOT, ".venv", "bin",
                                                                                             "python")},
@@ -148,10 +149,11 @@ def write_pod(tmp_path, pod_extra=None, host_extra=None, node="DGX1-1"):
     inv.write_text(json.dumps({"all": {"vars": {"pod": pod}, "children": {"dgx": {"hosts": {node: host}}}}}))
     wrapper = tmp_path / "validate_slurm_wrapper.yml"
     wrapper.write_text(yaml.safe_dump([
-        {"name": "inject a failed check", "hosts": "dgx", "gather_facts": False, "tags": ["always"], "tasks": [
-            {"name": "a failed identity check on the DGX", "ansible.builtin.set_fact": {"pod_identity_result": {
-                "check": "identity", "host": "{{ inventory_hostname }}", "status": "fail",
-                "cause": "{{ inject_fail }}"}}, "when": "inject_fail is defined"}]},
+        {"name": "inject a failed check", "hosts": "localhost", "gather_facts": False, "tags": ["always"], "tasks": [
+            {"name": "a failed identity reading of the DGX (its hostname)",
+             "ansible.builtin.set_fact": {"pod_stages": {"identity": {"hosts": {node: {
+                 "hostname": "{{ inject_fail }}", "interfaces": [], "nics": [], "check_hostname": True,
+                 "check_nics": True}}}}}, "when": "inject_fail is defined"}]},
         {"import_playbook": os.path.join(ROOT, "playbooks", "validate_slurm.yml"), "tags": ["slurm"]},
         {"import_playbook": os.path.join(ROOT, "playbooks", "report.yml"), "tags": ["always"]},
         {"import_playbook": os.path.join(ROOT, "playbooks", "validate_slurm_drain.yml"), "tags": ["always"]}]))

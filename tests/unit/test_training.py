@@ -10,7 +10,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import dat
 import yaml
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import eval as te
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import parse as tp
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import registry
 
@@ -258,7 +258,7 @@ def test_cold_below_warm_is_storage_bound_naming_the_path_and_the_demand():
 
 
 def test_the_simulator_inventory_loosens_the_thresholds():
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import deep_merge
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge
     with open(os.path.join(ROOT, "inventories", "sim", "group_vars", "all", "pod.yml")) as fh:
         sim_exp = deep_merge(EXP, yaml.safe_load(fh)["pod"]["validation"]["expectations"])
     slow = records({r: {"busy": 7.0} for r in (4, 5)})  # 71% of the others

@@ -11,7 +11,7 @@ So, after the plan ran:
 
 - ``to_confirm`` picks the tests that failed (``iperf_relative``; ``iperf`` against the port rate too, except on
   a simulated pod, where it is not judged) and that **no slow NIC explains**. A NIC low in most of its tests
-  (pod_eval.suspects) is a consistent finding already: its tests are not run again, so a real slow NIC costs no
+  (perf.iperf_eval.suspects) is a consistent finding already: its tests are not run again, so a real slow NIC costs no
   extra time. What is left are lone pairs, the class of finding a single dip produces.
 - ``confirm_plan`` re-runs the rounds that hold them, **whole**: the same tests side by side, as loaded as the
   first time, so the pair is compared with its peers under the same conditions (re-running it alone would give
@@ -26,18 +26,18 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Optional, Sequence
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import (_endpoint, _gbps, _relative, iperf_checks,
-    relative_ratios, slow_nics)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_eval import (endpoint, iperf_checks,
+    relative_fraction, relative_ratios, slow_nics, test_gbps)
 
 DEFAULT_MAX_ROUNDS = 3
 
 
 def _explained(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any]) -> set:
     """Indexes of tests through a NIC that is low in most of its tests (overall or among tests of its kind)."""
-    overall, by_kind = slow_nics(tests, relative_ratios(tests), _relative(exp, "network")[0])
+    overall, by_kind = slow_nics(tests, relative_ratios(tests), relative_fraction(exp)[0])
     bad = set(overall).union(*by_kind.values())
     return {i for i, t in enumerate(tests)
-            if _endpoint(t, "client") in bad or _endpoint(t, "server") in bad}
+            if endpoint(t, "client") in bad or endpoint(t, "server") in bad}
 
 
 def to_confirm(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any], simulated: bool = False) -> List[str]:
@@ -46,7 +46,7 @@ def to_confirm(tests: Sequence[Dict[str, Any]], exp: Dict[str, Any], simulated: 
     speed in the model, a fabric-wide setting) is no dip, and running rounds again would only cost time."""
     judged = ("iperf_relative",) if simulated else ("iperf_relative", "iperf")
     failed = {c.details.get("test") for c in iperf_checks(tests, exp) if c.check in judged and c.status == "fail"}
-    measured = [t for t in tests if _gbps(t) is not None]
+    measured = [t for t in tests if test_gbps(t) is not None]
     if len(failed) * 2 > len(measured):
         return []
     skip = _explained(tests, exp)
@@ -78,7 +78,7 @@ def confirm_plan(plan: Sequence[Dict[str, Any]], ids: Sequence[str],
 
 
 def _attempt(rec: Dict[str, Any], run: int) -> Dict[str, Any]:
-    g = _gbps(rec)
+    g = test_gbps(rec)
     out = {"run": run, "status": rec.get("status"), "gbps": None if g is None else round(g, 3)}
     for key in ("started_at", "late_by", "reason"):
         if rec.get(key) is not None:
@@ -100,7 +100,7 @@ def merge(first: Sequence[Dict[str, Any]], second: Optional[Sequence[Dict[str, A
         if twin is None:
             out.append(rec)
             continue
-        g1, g2 = _gbps(rec), _gbps(twin)
+        g1, g2 = test_gbps(rec), test_gbps(twin)
         best = twin if (g2 is not None and (g1 is None or g2 > g1)) else rec
         keep = dict(best, round=rec.get("round"))
         keep.pop("first_round", None)

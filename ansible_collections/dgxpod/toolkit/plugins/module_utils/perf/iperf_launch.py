@@ -13,7 +13,8 @@ Now each host gets, once:
   together, as before, and a round costs its duration plus a small gap.
 
 ``records`` turns what the hosts returned back into one record per planned test, the same records the
-report reads (plan fields + status, reason, result), naming the host that did not answer when one did not.
+report reads (plan fields + status, reason, result), naming the host that did not answer when one did not (and
+``unreachable: true`` then, which the iperf stage's error carries for the findings).
 """
 from __future__ import annotations
 
@@ -96,16 +97,20 @@ def records(plan: Sequence[Dict[str, Any]], servers: Dict[str, Any], clients: Di
             srv, cli = servers.get(t["server"]), clients.get(t["client"])
             rec: Dict[str, Any]
             if not isinstance(srv, dict) or _unreachable(srv):
-                rec = {"status": "error", "result": {}, "reason": "server host %s unreachable%s" % (
-                    t["server"], (": " + str(srv.get("msg"))) if isinstance(srv, dict) and srv.get("msg") else "")}
+                rec = {"status": "error", "result": {}, "unreachable": True,
+                       "reason": "server host %s unreachable%s" % (
+                           t["server"], (": " + str(srv.get("msg"))) if isinstance(srv, dict) and srv.get("msg")
+                           else "")}
             else:
                 mine = _by_key(srv.get("servers"), "bind", "port").get((t["server_address"], int(t["port"])))
                 if not mine or mine.get("status") != "ok":
                     why = (mine or {}).get("reason") or srv.get("msg") or "did not start"
                     rec = {"status": "error", "result": {}, "reason": "server: %s" % why}
                 elif not isinstance(cli, dict) or _unreachable(cli):
-                    rec = {"status": "error", "result": {}, "reason": "client host %s unreachable%s" % (
-                        t["client"], (": " + str(cli.get("msg"))) if isinstance(cli, dict) and cli.get("msg") else "")}
+                    rec = {"status": "error", "result": {}, "unreachable": True,
+                           "reason": "client host %s unreachable%s" % (
+                               t["client"], (": " + str(cli.get("msg"))) if isinstance(cli, dict) and cli.get("msg")
+                               else "")}
                 else:
                     got = _by_key(cli.get("tests"), "id").get((t["id"],))
                     if not got or "status" not in got:

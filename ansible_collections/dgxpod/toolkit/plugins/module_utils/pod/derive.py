@@ -89,7 +89,8 @@ def nccl_env(pod: Pod, host: str, profile_env: Dict[str, Any],
 
 def ping_targets(pod: Pod, host: str, group: str = "dgx") -> List[Dict[str, Any]]:
     """Full-MTU ping targets for ``host``: every other member of ``group`` on every Ethernet data fabric
-    (fabrics that carry compute or storage) that both have a NIC on. MTU = the smaller of the two NICs'."""
+    (fabrics that carry compute or storage) that both have a NIC on: {nic, fabric, peer, peer_nic, address, mtu}.
+    MTU = the smaller of the two NICs'."""
     mine = {n.fabric.name: n for n in pod.host(host).nics
             if n.fabric.kind == "ethernet" and n.fabric.carries_any("compute", "storage")}
     targets = []
@@ -100,7 +101,7 @@ def ping_targets(pod: Pod, host: str, group: str = "dgx") -> List[Dict[str, Any]
             local = mine.get(pn.fabric.name)
             if local is None:
                 continue
-            targets.append({"nic": local.name, "fabric": pn.fabric.name, "peer": peer.name,
+            targets.append({"nic": local.name, "fabric": pn.fabric.name, "peer": peer.name, "peer_nic": pn.name,
                             "address": pn.address, "mtu": min(local.mtu, pn.mtu)})
     return targets
 
@@ -181,37 +182,49 @@ def rdma_changes(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_pr
             "any": bool(port_mode or qos or roce_mode or reboot)}
 
 
-def rdma_problems(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_priority: int = 3) -> List[str]:
+def _problem_adder(problems: List[Dict[str, Any]], nic: Dict[str, Any]) -> Any:
+    def add(text: str) -> None:
+        problems.append({"nic": nic["name"], "rdma_device": nic.get("rdma_device"), "text": text})
+    return add
+
+
+def rdma_problem_items(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any],
+                       pfc_priority: int = 3) -> List[Dict[str, Any]]:
     """Compare the RDMA hardware facts (dgx_hw_facts) with the NIC plan: link layer matches the fabric's
     kind, port active; on RoCE-lossless fabrics trust DSCP, PFC on exactly ``pfc_priority``, RoCEv2, and a
-    RoCEv2 IPv4 GID for the NIC's address. One line per problem, naming the NIC."""
-    problems = []
+    RoCEv2 IPv4 GID for the NIC's address. One item per problem: ``nic``, ``rdma_device`` (the model's) and
+    ``text`` (the line naming the NIC)."""
+    problems: List[Dict[str, Any]] = []
     hw_nics = (dgx_hw or {}).get("nics") or {}
     for nic in rdma_nics:
         hw = hw_nics.get(nic["name"])
         label = "%s (%s)" % (nic["name"], nic.get("rdma_device"))
+        add = _problem_adder(problems, nic)
         if hw is None:
-            problems.append("%s: no RDMA device behind this NIC" % label)
+            add("%s: no RDMA device behind this NIC" % label)
             continue
         if nic.get("rdma_device") and hw.get("rdma_device") and hw["rdma_device"] != nic["rdma_device"]:
-            problems.append("%s: ibdev2netdev maps %s to this NIC, model %s" % (
-                label, hw["rdma_device"], nic["rdma_device"]))
+            add("%s: ibdev2netdev maps %s to this NIC, model %s" % (label, hw["rdma_device"], nic["rdma_device"]))
         want = "Ethernet" if nic["kind"] == "ethernet" else "InfiniBand"
         if hw.get("link_layer") and hw["link_layer"] != want:
             pending = (hw.get("link_type") or {}).get("next_boot")
-            problems.append("%s: link layer %s, model %s%s" % (label, hw["link_layer"], want, (
+            add("%s: link layer %s, model %s%s" % (label, hw["link_layer"], want, (
                 " (port mode set to %s: reboot required)" % pending) if pending else ""))
         if hw.get("port_state") and hw["port_state"] != "PORT_ACTIVE":
-            problems.append("%s: RDMA port %s, not PORT_ACTIVE" % (label, hw["port_state"]))
+            add("%s: RDMA port %s, not PORT_ACTIVE" % (label, hw["port_state"]))
         if nic.get("roce") == "lossless":
             qos = hw.get("qos") or {}
             if qos.get("trust") != "dscp":
-                problems.append("%s: QoS trust %s, model dscp" % (label, qos.get("trust")))
+                add("%s: QoS trust %s, model dscp" % (label, qos.get("trust")))
             if qos.get("pfc_priorities") != [pfc_priority]:
-                problems.append("%s: PFC on priorities %s, model [%d]" % (label, qos.get("pfc_priorities"),
-                                                                           pfc_priority))
+                add("%s: PFC on priorities %s, model [%d]" % (label, qos.get("pfc_priorities"), pfc_priority))
             if hw.get("roce_mode") != "RoCE v2":
-                problems.append("%s: RDMA-CM RoCE mode %s, model RoCE v2" % (label, hw.get("roce_mode")))
+                add("%s: RDMA-CM RoCE mode %s, model RoCE v2" % (label, hw.get("roce_mode")))
             if hw.get("gid_error"):
-                problems.append("%s: %s" % (label, hw["gid_error"]))
+                add("%s: %s" % (label, hw["gid_error"]))
     return problems
+
+
+def rdma_problems(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_priority: int = 3) -> List[str]:
+    """The lines of :func:`rdma_problem_items`: one per problem, naming the NIC."""
+    return [p["text"] for p in rdma_problem_items(rdma_nics, dgx_hw, pfc_priority)]

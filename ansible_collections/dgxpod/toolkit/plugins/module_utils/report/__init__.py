@@ -1,3 +1,4 @@
 # -*- coding: utf-8 -*-
-"""The one check result and the report: CheckResult (checks), the roles' per-host checks (host_checks), the stage
-registry (stages), the root-cause findings (findings, findings_rules) and the Markdown/HTML report (render)."""
+"""The report: the stage registry (stages), the results document (results), how a stage's playbook shapes its
+record (records), a check row's view (checks), the root-cause findings (findings, findings_rules) and the
+Markdown/HTML/JUnit report (render)."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (COMPARES, ERROR_LAYOUT,  # noqa: F401
-    SIMULATED_REASON, STATUSES, CheckResult, apply_simulated_policy, apply_simulated_policy_to_dicts, at_least,
-    compare, contradiction, counts, expectation, layout_tail, link_text, pass_fail)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (COMPARES,  # noqa: F401
+    SIMULATED_REASON, STATUSES, CheckResult, apply_simulated_policy, at_least, compare, contradiction, counts,
+    expectation, link_text, pass_fail)
 
 
 def row_subject(c: Dict[str, Any]) -> Optional[str]:

@@ -1,32 +1,38 @@
 # -*- coding: utf-8 -*-
-"""The registry of validation stages that evaluate measurements in Python (docs/architecture.md).
+"""The registry of every validation stage (docs/architecture.md): each check of the report is decided here.
 
-A stage (NCCL, training, GPU health, switches, ...) is a playbook that measures and records its raw
-measurements on localhost in the fact ``pod_stages`` under its name (``pod_stages.nccl = {...}``), plus one
+A stage (identity, network, storage mounts, containers, iperf3, fio, GPU health, drift, switches, NCCL, training,
+Slurm) is a playbook that measures and records its raw readings on localhost in the fact ``pod_stages`` under its
+name (``pod_stages.nccl = {...}``, playbooks/tasks/record_stage.yml), plus one
 :class:`Stage` entry here that says how to turn those measurements into :class:`CheckResult` objects and,
 optionally, what the report shows for it. ``pod_report_write`` calls :func:`evaluate_stages`; the report
 renderers call :func:`markdown_sections` and :func:`html_sections`.
 
-Adding a stage: write ``module_utils/<stage>_eval.py`` with ``evaluate(measurements, expectations,
-context) -> List[CheckResult]`` (and ``markdown``/``html`` if the report shows more than the check rows),
-then add one line to :func:`registry`.
+Adding a stage: write ``module_utils/<concern>/eval.py`` with ``evaluate(recorded, expectations,
+context) -> List[CheckResult]`` (every result with its subject and category; and ``markdown``/``html`` if the
+report shows more than the check rows), then add one line to :func:`registry`. A host the record lists without a
+reading is the evaluator's ``error`` naming it (result.check.no_result).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 # The stages' evaluators are imported at module scope: Mitogen's module finder ships only the imports it sees
 # there (mitogen.imports.codeobj_imports ignores function-local ones), so an import inside registry() made
 # pod_report_write fail under the mitogen_linear strategy (docs/benchmarks.md).
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import eval as containers_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import eval as drift_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu import eval as gpu_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import eval as nccl_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import eval as network_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf import iperf_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import eval as slurm_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage import fio_eval, fio_report, nfs_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import eval as switch_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import eval as training_eval
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE, CheckResult,
-                                                                                  Subject, apply_simulated_policy)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (POD_STATE, CheckResult, Subject,
+                                                                                  apply_simulated_policy)
 
 Evaluate = Callable[[Dict[str, Any], Dict[str, Any], Dict[str, Any]], List[CheckResult]]
 Section = Callable[[Dict[str, Any]], List[str]]
@@ -35,10 +41,11 @@ Section = Callable[[Dict[str, Any]], List[str]]
 @dataclass(frozen=True)
 class Stage:
     """``name``: the key under ``pod_stages`` and under results.json ``measurements``; ``tag``: the
-    validate.yml tag that selects it; ``title``: for the report."""
+    validate.yml tag that selects it, or the tags (a tuple) of which any selects it and any skips it, as Ansible
+    decides for a play with those tags; ``title``: for the report."""
 
     name: str
-    tag: str
+    tag: Union[str, Tuple[str, ...]]
     title: str
     evaluate: Evaluate
     markdown: Optional[Section] = None
@@ -48,6 +55,12 @@ class Stage:
 def registry() -> List[Stage]:
     """Every stage, in report order."""
     stages: List[Stage] = [
+        Stage("identity", "identity", "identity", network_eval.evaluate_identity),
+        Stage("network", "network", "network state", network_eval.evaluate_network),
+        Stage("nfs_mounts", "storage", "storage mounts", nfs_eval.evaluate),
+        Stage("containers", "containers", "MPI containers", containers_eval.evaluate),
+        Stage("iperf", ("network", "iperf"), "iperf3", iperf_eval.evaluate, None, iperf_eval.html),
+        Stage("fio", ("storage", "fio"), "fio", fio_eval.evaluate, fio_report.markdown, fio_report.html),
         Stage("gpu", "gpu", "GPU and node health", gpu_eval.evaluate, gpu_eval.markdown, gpu_eval.html),
         Stage("drift", "drift", "drift", drift_eval.evaluate, drift_eval.markdown, drift_eval.html),
         Stage("switches", "switches", "switch", switch_eval.evaluate, switch_eval.markdown, switch_eval.html_section),
@@ -58,31 +71,12 @@ def registry() -> List[Stage]:
     return stages
 
 
-def _selected(tag: Optional[str], run_tags: Sequence[str], skip_tags: Sequence[str]) -> bool:
+def _selected(tag: Union[None, str, Tuple[str, ...]], run_tags: Sequence[str], skip_tags: Sequence[str]) -> bool:
     if tag is None:
         return True
+    tags = {tag} if isinstance(tag, str) else set(tag)
     run = set(run_tags or ["all"])
-    return ("all" in run or tag in run) and tag not in set(skip_tags or [])
-
-
-def resolve_missing(checks: Sequence[Dict[str, Any]], run_tags: Sequence[str] = ("all",),
-                    skip_tags: Sequence[str] = ()) -> List[Dict[str, Any]]:
-    """Per-host results the report role found missing (``{check, host, tag, missing: true}``, from
-    roles/pod_report/templates/collect.j2) become ``skipped`` when this run's tags left the check out and
-    ``error`` otherwise (the host was unreachable or failed before the check ran). Others pass through."""
-    out = []
-    for c in checks:
-        if c.get("missing"):
-            if _selected(c.get("tag"), run_tags, skip_tags):
-                c = CheckResult(c["check"], c["host"], "error", reason="no result: the host was unreachable or "
-                                "failed before this check ran", unreachable=True, subject=Subject(node=c["host"]),
-                                category=NODE_STATE).to_dict()
-            else:
-                c = CheckResult(c["check"], c["host"], "skipped",
-                                reason="not selected by this run's --tags/--skip-tags", subject=Subject(node=c["host"]),
-                                category=NODE_STATE).to_dict()
-        out.append(c)
-    return out
+    return ("all" in run or bool(tags & run)) and not tags & set(skip_tags or [])
 
 
 def evaluate_stages(recorded: Dict[str, Any], expectations: Dict[str, Any], context: Dict[str, Any],

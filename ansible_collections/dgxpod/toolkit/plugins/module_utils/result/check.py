@@ -144,12 +144,7 @@ class CheckResult:
     (results.json ``problems`` keeps their texts, ``problem_subjects`` their subjects, in the same order).
     ``stage``: the registered stage that decided it (set by the registry). ``unreachable``: an ``error`` because the
     node did not answer (Ansible could not reach it, or a tool found it unreachable). ``details`` are extra keys for the
-    report and results.json (they never replace the fixed fields).
-
-    ``layout``, when set, is the results.json key order of a check whose entry was written before this type
-    existed (iperf, fio, storage sizing: docs/results.md) and must stay as it was: its keys in that order, the
-    fixed fields even when empty (``null``) except ``cause`` and ``reason``, a detail when it is there,
-    ``absolute`` when true; then anything it does not name, in the usual order."""
+    report and results.json (they never replace the fixed fields)."""
 
     check: str
     host: str
@@ -162,7 +157,6 @@ class CheckResult:
     reason: Optional[str] = None
     absolute: bool = False
     details: Dict[str, Any] = field(default_factory=dict)
-    layout: Tuple[str, ...] = ()
     subject: Optional[Subject] = None
     category: Optional[str] = None
     problems: Tuple[Problem, ...] = ()
@@ -195,7 +189,6 @@ class CheckResult:
         for key, value in self.details.items():
             if key not in out and key not in _OWN:
                 out[key] = value
-        out = self._laid_out(out) if self.layout else out
         # what the check is about, as data (schema 5): after everything a v4 reader knew
         if self.problems:
             out["problem_subjects"] = [p.about() for p in self.problems]
@@ -207,18 +200,6 @@ class CheckResult:
             out["category"] = self.category
         if self.subject is not None:
             out["subject"] = self.subject.to_dict()
-        return out
-
-    def _laid_out(self, usual: Dict[str, Any]) -> Dict[str, Any]:
-        out: Dict[str, Any] = {}
-        for key in self.layout:
-            if key in _FIELDS:
-                value = getattr(self, key)
-                if value is not None or key not in ("cause", "reason"):
-                    out[key] = value
-            elif key in usual:
-                out[key] = usual[key]
-        out.update((k, v) for k, v in usual.items() if k not in self.layout)
         return out
 
     @classmethod
@@ -247,7 +228,7 @@ class CheckResult:
 
 
 # CheckResult fields that are not details (to_dict writes them itself)
-_OWN = ("absolute", "details", "layout", "subject", "category", "problems", "problem_subjects", "stage",
+_OWN = ("absolute", "details", "subject", "category", "problems", "problem_subjects", "stage",
         "unreachable")
 
 
@@ -315,18 +296,6 @@ def contradiction(c: Any) -> Optional[str]:
     return None
 
 
-# The results.json key order of the checks written before CheckResult existed (iperf, fio, storage sizing):
-# an error says it right after the name; after the measurement a skipped check says why, a decided one its
-# expectation, ``decided`` (ratio, ...), status, and the cause or note.
-ERROR_LAYOUT = ("check", "status", "expected", "measured", "source", "reason")
-
-
-def layout_tail(status: str, decided: Tuple[str, ...] = ()) -> Tuple[str, ...]:
-    if status == "skipped":
-        return ("status", "expected", "reason")
-    return ("expected",) + decided + ("status", "cause", "note")
-
-
 def at_least(check: str, host: str, measured: Optional[float], expected: Optional[float], unit: str, source: str,
              cause: str, absolute: bool = False, **details: Any) -> CheckResult:
     """``measured >= expected`` -> pass, else fail with ``cause``. No measurement -> error (the cause is the
@@ -342,6 +311,18 @@ def at_least(check: str, host: str, measured: Optional[float], expected: Optiona
                        source=source, cause=None if ok else cause, absolute=absolute, details=details)
 
 
+# The reason of a host a stage expected a reading from and got none (scripts/drill.py matches these words).
+NO_RESULT = "no result: the host was unreachable or failed before this check ran"
+
+
+def no_result(check: str, host: str, subject: Optional[Subject] = None, category: Optional[str] = None,
+              **details: Any) -> CheckResult:
+    """``error`` for a host a stage's record lists without a reading: it did not answer, or its play failed before
+    the check ran (``unreachable``: the findings take it as a node that does not answer)."""
+    return CheckResult(check, host, "error", reason=NO_RESULT, subject=subject or Subject(node=host),
+                       category=category, unreachable=True, details=details)
+
+
 def apply_simulated_policy(results: Iterable[CheckResult], simulated: bool,
                            reason: str = SIMULATED_REASON) -> List[CheckResult]:
     """On a simulated pod every ``absolute`` check that was decided (pass, fail, or skipped for want of an
@@ -352,34 +333,14 @@ def apply_simulated_policy(results: Iterable[CheckResult], simulated: bool,
     for r in results:
         if simulated and r.absolute and r.status != "error":
             r = replace(r, status="skipped", expected=None, cause=None,
-                        reason=_simulated_reason(reason, r.status, r.reason), details=dict(r.details),
-                        layout=_with_reason_last(r))
+                        reason=_simulated_reason(reason, r.status, r.reason), details=dict(r.details))
         out.append(r)
     return out
-
-
-def _with_reason_last(r: CheckResult) -> Tuple[str, ...]:
-    """A laid-out entry gains its ``reason`` last, as :func:`apply_simulated_policy_to_dicts` adds it."""
-    if not r.layout or "reason" in r.layout:
-        return r.layout
-    return r.layout + tuple(k for k in r.details if k not in r.layout) + ("reason",)
 
 
 def _simulated_reason(reason: str, status: str, own: Optional[str]) -> str:
     """A check that was skipped for a reason of its own keeps it after the simulated one."""
     return "%s - %s" % (reason, own) if status == "skipped" and own and own != reason else reason
-
-
-def apply_simulated_policy_to_dicts(checks: Iterable[Dict[str, Any]], simulated: bool) -> List[Dict[str, Any]]:
-    """:func:`apply_simulated_policy` for checks already in their results.json form."""
-    out = []
-    for c in checks:
-        if simulated and c.get("absolute") and c.get("status") != "error":
-            c = {k: v for k, v in c.items() if k != "cause"}
-            c.update(status="skipped", expected=None,
-                     reason=_simulated_reason(SIMULATED_REASON, c["status"], c.get("reason")))
-        out.append(c)
-    return out
 
 
 def counts(checks: Iterable[Any]) -> Dict[str, int]:

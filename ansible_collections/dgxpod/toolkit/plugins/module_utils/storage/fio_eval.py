@@ -1,29 +1,33 @@
 # -*- coding: utf-8 -*-
-"""Evaluation of the fio measurements and the storage sizing against the RA profile's expectations (split out of
-pod/eval.py, which re-exports them and builds the results document). Pure functions.
+"""The fio stage (registered in module_utils/report/stages.py): the fio read steps and the storage sizing
+against the RA profile's expectations, and the report's fio plots and sizing table. Pure functions.
 
-- ``fio_read`` (absolute): each DGX's read rate in each scaling step against :func:`node_capacity` - the least of
-  its storage links, its share of the storage front-end links, of the storage nodes and of its NFS mounts.
-- ``fio_relative`` (relative): each node against the median node of its step.
-- ``fio_scaling`` (absolute): a step's aggregate against the sum of its nodes' expectations.
-- ``storage_sizing`` (absolute): the all-node step's aggregate against what the pod's GPUs need (:func:`sizing`).
+Record (playbooks/validate_perf.yml through playbooks/tasks/record_stage.yml): ``pod_stages.fio = {"run":
+{profile, params}, "steps": [{"nodes": [h...], "results": {h: pod_fio's record}}]}``. What the evaluation needs
+from the model comes in the registry's context: ``nodes`` ({host: {storage_link_gbps, mounts}}), ``storage``
+({nodes, link_gbps}) and ``sizing`` (:func:`sizing`, the document's ``sizing``).
 
-The checks are :class:`checks.CheckResult`s (``*_checks``; ``evaluate_*`` give their results.json entries) with
-the key order they had before CheckResult existed (``layout``).
+- ``fio_read`` (absolute, NODE_PERF: subject the node, its step, storage): each DGX's read rate in each scaling
+  step against :func:`node_capacity` - the least of its storage links, its share of the storage front-end links,
+  of the storage nodes and of its NFS mounts.
+- ``fio_relative`` (relative, NODE_PERF): each node against the median node of its step.
+- ``fio_scaling`` (absolute, POD_PERF: subject the step's nodes): a step's aggregate against the sum of its nodes'
+  expectations.
+- ``storage_sizing`` (absolute, POD_PERF: the all-node step): its aggregate against what the pod's GPUs need
+  (:func:`sizing`).
+
+The checks are :class:`CheckResult`s (``*_checks``; ``evaluate_*`` give their results.json entries).
 """
 from __future__ import annotations
 
 import math
 from statistics import median
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (ERROR_LAYOUT, CheckResult,
-    expectation, layout_tail, pass_fail)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_PERF, POD_PERF, CheckResult,
+    Subject, expectation, pass_fail)
 
 MBPS_PER_GBPS = 125.0  # 1 Gb/s = 125 MB/s (decimal, as the RAs write MB/s)
-# results.json key order of the per-node fio checks (CheckResult.layout)
-_FIO_HEAD = ("host", "step", "unit")
-_FIO_EXTRA = ("iops", "clat_p50_ms", "clat_p99_ms", "clat_p99_9_ms")
 
 
 def _pct(x: float) -> str:
@@ -99,6 +103,7 @@ def fio_checks(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]]
         total_expected = 0.0
         for h in hosts:
             base = {"step": n}
+            subject = Subject(node=h, step=n, storage=True)
             r = results.get(h) or {}
             mbps = measured[h]
             if mbps is None:
@@ -107,7 +112,8 @@ def fio_checks(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]]
                 for name in ("fio_read", "fio_relative"):
                     checks.append(CheckResult(name, h, "error", unit="MB/s", details=dict(base),
                                               reason="fio on %s (%d-node step): %s" % (h, n, reason),
-                                              layout=_FIO_HEAD + ERROR_LAYOUT))
+                                              subject=subject, category=NODE_PERF,
+                                              unreachable=bool(r.get("unreachable"))))
                 continue
             res = r.get("result") or {}
             lat = ((res.get("aggregate") or {}).get("read") or {}).get("clat_percentiles_ns") or {}
@@ -118,12 +124,11 @@ def fio_checks(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]]
             cap = node_capacity(nodes.get(h) or {}, n, storage, exp)
             if cap["expected"]:
                 total_expected += cap["expected"]
-            head = _FIO_HEAD + _FIO_EXTRA + ("check", "measured", "source", "limit", "absolute")
             details = dict(extra, limit=cap["limit"])
             if cap["expected"] is None:
                 a = CheckResult("fio_read", h, "skipped", measured=round(mbps, 1), unit="MB/s", source=cap["source"],
-                                reason=cap["limit"], absolute=True, details=details,
-                                layout=head + layout_tail("skipped"))
+                                reason=cap["limit"], absolute=True, details=details, subject=subject,
+                                category=NODE_PERF)
             else:
                 ok = mbps >= cap["expected"]
                 cause = None if ok else (
@@ -132,13 +137,12 @@ def fio_checks(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]]
                     % (h, mbps, n, _pct(mbps / cap["expected"]), cap["expected"], cap["limit"]))
                 a = CheckResult("fio_read", h, pass_fail(ok), expected=cap["expected"], measured=round(mbps, 1),
                                 unit="MB/s", source=cap["source"], cause=cause, absolute=True, details=details,
-                                layout=head + layout_tail("pass"))
+                                subject=subject, category=NODE_PERF)
             checks.append(a)
-            head = _FIO_HEAD + _FIO_EXTRA + ("check", "measured", "source")
             if ref is None:
                 rc = CheckResult("fio_relative", h, "skipped", measured=round(mbps, 1), unit="MB/s", source=rel_src,
-                                 reason="only one node in this step", details=dict(extra),
-                                 layout=head + layout_tail("skipped"))
+                                 reason="only one node in this step", details=dict(extra), subject=subject,
+                                 category=NODE_PERF)
             else:
                 ratio = mbps / ref if ref else 0.0
                 cause = None if ratio >= rel else (
@@ -146,8 +150,7 @@ def fio_checks(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]]
                     "NICs and mounts, and the storage node(s) its mounts point at" % (h, mbps, _pct(ratio), ref, n))
                 rc = CheckResult("fio_relative", h, pass_fail(ratio >= rel), expected=round(rel * ref, 1),
                                  measured=round(mbps, 1), unit="MB/s", source=rel_src, cause=cause,
-                                 details=dict(extra, ratio=round(ratio, 3)),
-                                 layout=head + layout_tail("pass", ("ratio",)))
+                                 details=dict(extra, ratio=round(ratio, 3)), subject=subject, category=NODE_PERF)
             checks.append(rc)
         checks.append(_fio_step(n, hosts, measured, good, total_expected))
     return checks
@@ -158,23 +161,21 @@ def _fio_step(n: int, hosts: List[str], measured: Dict[str, Optional[float]], go
     """The step as a whole (fio scaling)."""
     agg = round(sum(good), 1) if good else None
     name, host, details = "fio_scaling", "%d node(s)" % n, {"step": n, "nodes": hosts}
-    head = ("check", "host", "step", "nodes", "unit", "measured", "absolute")
+    about = {"subject": Subject(nodes=tuple(hosts), step=n, storage=True), "category": POD_PERF}
     missing = [h for h in hosts if measured[h] is None]
-    undecided = head + ("status", "expected", "source", "reason")
     if missing:
         return CheckResult(name, host, "error", measured=agg, unit="MB/s", absolute=True, details=details,
-                           reason="no fio result from %s in the %d-node step" % (", ".join(missing), n),
-                           layout=undecided)
+                           reason="no fio result from %s in the %d-node step" % (", ".join(missing), n), **about)
     if not total_expected:
         return CheckResult(name, host, "skipped", measured=agg, unit="MB/s", absolute=True, details=details,
-                           reason="no port speeds in the model", layout=undecided)
+                           reason="no port speeds in the model", **about)
     ok = agg >= total_expected
     cause = None if ok else ("the %d-node step read %.0f MB/s, %s of the expected %.0f MB/s: if the single-node step "
                              "passed, the storage side (nodes, front-end links) limits the pod"
                              % (n, agg, _pct(agg / total_expected), total_expected))
     return CheckResult(name, host, pass_fail(ok), expected=round(total_expected, 1), measured=agg, unit="MB/s",
                        source="sum of the per-node expectations of this step (fio_read)", cause=cause, absolute=True,
-                       details=details, layout=head + ("expected", "status", "source", "cause"))
+                       details=details, **about)
 
 
 def evaluate_fio(steps: Sequence[Dict[str, Any]], nodes: Dict[str, Dict[str, Any]], storage: Dict[str, Any],
@@ -246,13 +247,29 @@ def sizing_checks(size: Dict[str, Any], steps: Sequence[Dict[str, Any]]) -> List
                      "need for %s (%s MB/s per GPU): add storage nodes (%s needed) or front-end links"
                      % (measured, len(full["nodes"]), size["required_mbps"], size["gpus"], size["workload"],
                         size["mbps_per_gpu"], size.get("storage_nodes_needed")))
+    nodes = tuple((full or {}).get("nodes") or ())
     return [CheckResult("storage_sizing", "pod", status, expected=size.get("required_mbps"), measured=measured,
                         unit="MB/s", source="; ".join(size.get("sources") or []) or None, cause=cause, reason=reason,
                         absolute=True, details={"workload": size.get("workload")},
-                        layout=("check", "host", "unit", "expected", "source", "workload", "absolute", "measured",
-                                "status", "reason", "cause"))]
+                        subject=Subject(nodes=nodes, step=len(nodes) if nodes else None, storage=True),
+                        category=POD_PERF)]
 
 
 def evaluate_sizing(size: Dict[str, Any], steps: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """:func:`sizing_checks` as results.json entries (before the simulated policy)."""
     return [c.to_dict() for c in sizing_checks(size, steps)]
+
+
+def evaluate(recorded: Mapping[str, Any], expectations: Dict[str, Any],
+             context: Mapping[str, Any]) -> List[CheckResult]:
+    """The fio stage: the checks of every step (:func:`fio_checks`, with the model's ``nodes`` and ``storage`` from
+    ``context``) and, when the context has the pod's ``sizing``, ``storage_sizing``; the document's sizing then
+    records the all-node step's read as ``measured_mbps`` (the report's sizing table shows it)."""
+    steps = list(recorded.get("steps") or [])
+    out = fio_checks(steps, dict(context.get("nodes") or {}), dict(context.get("storage") or {}), expectations)
+    size = context.get("sizing")
+    if size and steps:
+        sc = sizing_checks(size, steps)
+        size["measured_mbps"] = sc[0].measured
+        out += sc
+    return out
