@@ -102,10 +102,10 @@ dgx_gpu:
 
 import os
 import shutil
-import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import (GpuParseError, parse_nvlink_errors,
     parse_nvlink_status, parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
@@ -113,14 +113,13 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers 
 
 
 def _run(cmd, timeout):
-    """(rc, stdout, stderr); rc None on timeout or when the tool cannot be started."""
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        return res.returncode, res.stdout, res.stderr
-    except subprocess.TimeoutExpired:
+    """(rc, stdout, stderr); rc None on timeout or when the tool cannot be started (common/run.py)."""
+    res = run_tool(cmd, timeout)
+    if res.timed_out:
         return None, "", "timed out after %ds" % timeout
-    except OSError as exc:
-        return None, "", str(exc)
+    if res.error:
+        return None, "", res.error
+    return res.rc, res.stdout, res.stderr
 
 
 def _jsonable(value):

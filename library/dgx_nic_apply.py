@@ -37,6 +37,7 @@ options:
     default: true
 notes:
   - Supports check mode and diff mode; in check mode it reports the commands it would run.
+  - Each C(ip) command may take 30 seconds; one still running then is killed and counts as failed.
 extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
@@ -57,14 +58,6 @@ changes:
   returned: always
   type: list
   elements: str
-differences:
-  description:
-    - The same differences as data, one per line of I(changes) and in its order - C(nic), C(field) (C(mtu),
-      C(link), C(address), ...), C(before) (the kernel's), C(after) (the model's); the network stage's
-      evaluator (module_utils/network/eval.py) reads these, never the text.
-  returned: always
-  type: list
-  elements: dict
 state:
   description: Per managed NIC after the run - mtu, up, ipv4 addresses.
   returned: always
@@ -75,16 +68,28 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.nic_state import (ipv4_globals, is_up,
     plan_changes, undo_commands)
 
 
+IP_TIMEOUT = 30  # seconds an ip(8) command may take (documented in notes)
+
+
+def run_ip(cmd):
+    """(rc, stdout, stderr) of one ip(8) command (common/run.py: bounded, LC_ALL=C); a timeout is a failure."""
+    r = run_tool(cmd, IP_TIMEOUT)
+    if r.timed_out:
+        return (r.rc if r.rc else -1), r.stdout, "did not finish within %ds (killed)" % IP_TIMEOUT
+    return r.rc, r.stdout, r.stderr
+
+
 def read_state(module):
-    rc, out, err = module.run_command(["ip", "-j", "addr", "show"], check_rc=False)
+    rc, out, err = run_ip(["ip", "-j", "addr", "show"])
     if rc != 0:
         module.fail_json(msg="ip -j addr show failed: %s" % err.strip())
     links = json.loads(out or "[]")
-    rc, out, err = module.run_command(["ip", "-j", "-4", "route", "show", "default"], check_rc=False)
+    rc, out, err = run_ip(["ip", "-j", "-4", "route", "show", "default"])
     if rc != 0:
         module.fail_json(msg="ip -j route show default failed: %s" % err.strip())
     return links, json.loads(out or "[]")
@@ -119,7 +124,7 @@ def main():
         module.warn(w)
     if plan.errors:
         module.fail_json(msg="; ".join(plan.errors), state=summary(nics, links))
-    result = dict(changed=plan.changed, commands=plan.commands, changes=plan.diff, differences=plan.changes)
+    result = dict(changed=plan.changed, commands=plan.commands, changes=plan.diff)
     if module._diff and plan.changed:
         result["diff"] = {"before": "".join("%s %s: %s\n" % (c["nic"], c["field"], c["before"]) for c in plan.changes),
                           "after": "".join("%s %s: %s\n" % (c["nic"], c["field"], c["after"]) for c in plan.changes)}
@@ -127,10 +132,10 @@ def main():
         module.exit_json(state=summary(nics, links), **result)
     done = []
     for cmd in plan.commands:
-        rc, _out, err = module.run_command(cmd, check_rc=False)
+        rc, _out, err = run_ip(cmd)
         if rc != 0:
             undo = undo_commands(done, links, routes)
-            failed_undo = [u for u in undo if module.run_command(u, check_rc=False)[0] != 0]
+            failed_undo = [u for u in undo if run_ip(u)[0] != 0]
             module.fail_json(msg="'%s' failed: %s; %s" % (" ".join(cmd), err.strip(), (
                 "rolled back the %d command(s) already run" % len(done)) if not failed_undo else
                 "ROLLBACK INCOMPLETE, these failed: %s" % "; ".join(" ".join(u) for u in failed_undo)),

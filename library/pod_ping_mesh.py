@@ -17,8 +17,8 @@ version_added: "0.1.0"
 options:
   targets:
     description:
-      - List of dicts with C(nic) (local interface), C(peer) (name), C(address) (peer IPv4), C(mtu); optional
-        C(peer_nic) and C(fabric) are passed through to the results. Build it with the C(pod_ping_targets) filter.
+      - List of dicts with C(nic) (local interface), C(peer) (name), C(address) (peer IPv4), C(mtu).
+        Build it with the C(pod_ping_targets) filter.
     type: list
     elements: dict
     required: true
@@ -55,14 +55,6 @@ failures:
   returned: always
   type: list
   elements: str
-failed:
-  description:
-    - The targets of I(failures) as data, in the same order - the target's own keys (C(nic), C(peer), C(address),
-      C(mtu), and C(peer_nic), C(fabric) when the target has them), C(ok) false, C(detail) (ping's last line) and
-      C(text) (the line of I(failures)). The network stage's evaluator reads these (module_utils/network/eval.py).
-  returned: always
-  type: list
-  elements: dict
 results:
   description: Per target - nic, peer, address, mtu, ok, and ping's last line.
   returned: always
@@ -70,13 +62,12 @@ results:
   elements: dict
 """
 
-import os
 import re
 import socket
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 
 
 def summarise(output):
@@ -101,35 +92,32 @@ def main():
     p = module.params
     ping = module.get_bin_path("ping", required=True)
     me = socket.gethostname()
-    env = dict(os.environ, LC_ALL="C")  # ping's summary lines are parsed
 
     def one(t):
         size = int(t["mtu"]) - 28  # IPv4 header 20 + ICMP header 8
         cmd = [ping, "-M", "do", "-s", str(size), "-c", str(p["count"]), "-W", str(p["timeout"]),
                "-i", "0.2", "-I", t["nic"], t["address"]]
-        # subprocess, not module.run_command: run_command swaps process-wide state (environment, locale)
-        # around each call and is not safe from several threads - at 16 nodes it returned cut-off output
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                                 timeout=p["count"] * (p["timeout"] + 1) + 5)
-            rc, text = res.returncode, res.stdout + res.stderr
-        except subprocess.TimeoutExpired as exc:
-            rc, text = -1, "ping did not finish in %ss" % exc.timeout
+        # common/run.py, not module.run_command: run_command swaps process-wide state (environment, locale)
+        # around each call and is not safe from several threads - at 16 nodes it returned cut-off output.
+        # LC_ALL=C there: ping's summary lines are parsed
+        limit = p["count"] * (p["timeout"] + 1) + 5
+        res = run_tool(cmd, limit)
+        rc, text = res.rc, res.stdout + res.stderr
+        if res.timed_out:
+            rc, text = -1, "ping did not finish in %ss" % limit
         m = re.search(r"(\d+) received", text)
         ok = rc == 0 and m is not None and int(m.group(1)) > 0
         return dict(t, ok=ok, detail=summarise(text))
 
     with ThreadPoolExecutor(max_workers=max(1, p["parallel"])) as pool:
         results = list(pool.map(one, p["targets"]))
-    failed = [dict(r, text="%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"],
-                                                                r["detail"]))
-              for r in results if not r["ok"]]
-    failures = [f["text"] for f in failed]
+    failures = ["%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"], r["detail"])
+                for r in results if not r["ok"]]
     if failures:
         module.fail_json(msg="%d of %d full-MTU pings failed: %s" % (len(failures), len(results),
                                                                     "; ".join(failures)),
-                         failures=failures, failed=failed, results=results, checked=len(results))
-    module.exit_json(changed=False, checked=len(results), failures=[], failed=[], results=results)
+                         failures=failures, results=results, checked=len(results))
+    module.exit_json(changed=False, checked=len(results), failures=[], results=results)
 
 
 if __name__ == "__main__":
