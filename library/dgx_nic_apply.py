@@ -58,6 +58,14 @@ changes:
   returned: always
   type: list
   elements: str
+differences:
+  description:
+    - The same differences as data, one per line of I(changes) and in its order - C(nic), C(field) (C(mtu),
+      C(link), C(address), ...), C(before) (the kernel's), C(after) (the model's); the network stage's
+      evaluator (module_utils/network/eval.py) reads these, never the text.
+  returned: always
+  type: list
+  elements: dict
 state:
   description: Per managed NIC after the run - mtu, up, ipv4 addresses.
   returned: always
@@ -124,7 +132,7 @@ def main():
         module.warn(w)
     if plan.errors:
         module.fail_json(msg="; ".join(plan.errors), state=summary(nics, links))
-    result = dict(changed=plan.changed, commands=plan.commands, changes=plan.diff)
+    result = dict(changed=plan.changed, commands=plan.commands, changes=plan.diff, differences=plan.changes)
     if module._diff and plan.changed:
         result["diff"] = {"before": "".join("%s %s: %s\n" % (c["nic"], c["field"], c["before"]) for c in plan.changes),
                           "after": "".join("%s %s: %s\n" % (c["nic"], c["field"], c["after"]) for c in plan.changes)}

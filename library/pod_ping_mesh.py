@@ -17,8 +17,8 @@ version_added: "0.1.0"
 options:
   targets:
     description:
-      - List of dicts with C(nic) (local interface), C(peer) (name), C(address) (peer IPv4), C(mtu).
-        Build it with the C(pod_ping_targets) filter.
+      - List of dicts with C(nic) (local interface), C(peer) (name), C(address) (peer IPv4), C(mtu); optional
+        C(peer_nic) and C(fabric) are passed through to the results. Build it with the C(pod_ping_targets) filter.
     type: list
     elements: dict
     required: true
@@ -55,6 +55,14 @@ failures:
   returned: always
   type: list
   elements: str
+failed:
+  description:
+    - The targets of I(failures) as data, in the same order - the target's own keys (C(nic), C(peer), C(address),
+      C(mtu), and C(peer_nic), C(fabric) when the target has them), C(ok) false, C(detail) (ping's last line) and
+      C(text) (the line of I(failures)). The network stage's evaluator reads these (module_utils/network/eval.py).
+  returned: always
+  type: list
+  elements: dict
 results:
   description: Per target - nic, peer, address, mtu, ok, and ping's last line.
   returned: always
@@ -111,13 +119,15 @@ def main():
 
     with ThreadPoolExecutor(max_workers=max(1, p["parallel"])) as pool:
         results = list(pool.map(one, p["targets"]))
-    failures = ["%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"], r["detail"])
-                for r in results if not r["ok"]]
+    failed = [dict(r, text="%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"],
+                                                                r["detail"]))
+              for r in results if not r["ok"]]
+    failures = [f["text"] for f in failed]
     if failures:
         module.fail_json(msg="%d of %d full-MTU pings failed: %s" % (len(failures), len(results),
                                                                     "; ".join(failures)),
-                         failures=failures, results=results, checked=len(results))
-    module.exit_json(changed=False, checked=len(results), failures=[], results=results)
+                         failures=failures, failed=failed, results=results, checked=len(results))
+    module.exit_json(changed=False, checked=len(results), failures=[], failed=[], results=results)
 
 
 if __name__ == "__main__":
