@@ -3,7 +3,7 @@
 The results are built the way a run builds them: ping failure lines in pod_ping_mesh's format towards the
 targets pod_derive.ping_targets plans, NFS problems in pod_nfs_verify's format for the mounts
 storage_plan.mount_plan plans, iperf/fio checks from pod_eval.evaluate_* on perf_sample's measurements,
-missing per-host results through stages.resolve_missing, on the simulator's inventory."""
+missing per-host results as the registry makes them (result.check.no_result), on the simulator's inventory."""
 from __future__ import annotations
 
 import copy
@@ -16,9 +16,10 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings imp
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import pod_index
 from perf_sample import profile, sample_perf, sim_model
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import ping_targets
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.eval import evaluate_fio, evaluate_iperf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_eval import evaluate_iperf
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.fio_eval import evaluate_fio
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import resolve_missing
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import no_result
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import mount_plan
 
 EXP = profile()["expectations"]
@@ -91,10 +92,8 @@ def healthy(pod):
 
 
 def missing(host, check, stage):
-    """The row of a host that did not record its check (it did not answer)."""
-    return CheckResult(check, host, "error", reason="no result: the host was unreachable or failed before this "
-                       "check ran", subject=Subject(node=host), category=NODE_STATE, stage=stage,
-                       unreachable=True).to_dict()
+    """The row of a host that did not record its check (it did not answer), as the registry makes it."""
+    return no_result(check, host, category=NODE_STATE).but(stage=stage).to_dict()
 
 
 def assert_partition(results, findings):
@@ -213,7 +212,7 @@ def test_a_nic_slow_towards_storage_and_peers_is_named_across_test_kinds(pod, in
             factor = 0.5 if t["kind"] == "dgx-storage" else 0.7
             for k in ("received_bps", "sent_bps"):
                 t["result"][k] *= factor
-    results = evaluate_iperf(tests, EXP)
+    results = [dict(c, stage="iperf") for c in evaluate_iperf(tests, EXP)]  # as the registry stamps them
     results = [dict(c, status="skipped") if c.get("absolute") else c for c in results]  # simulated
     failed = [c for c in results if c["status"] == "fail"]
     assert {c["kind"] for c in failed} == {"dgx-dgx", "dgx-storage"} and len(failed) >= 3
