@@ -55,7 +55,7 @@ failures:
   returned: always
   type: list
   elements: str
-failed:
+unanswered:
   description:
     - The targets of I(failures) as data, in the same order - the target's own keys (C(nic), C(peer), C(address),
       C(mtu), and C(peer_nic), C(fabric) when the target has them), C(ok) false, C(detail) (ping's last line) and
@@ -119,15 +119,16 @@ def main():
 
     with ThreadPoolExecutor(max_workers=max(1, p["parallel"])) as pool:
         results = list(pool.map(one, p["targets"]))
-    failed = [dict(r, text="%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"],
+    # not "failed": Ansible's own result key (fail_json sets it to true, exit_json drops a false one)
+    unanswered = [dict(r, text="%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"],
                                                                 r["detail"]))
               for r in results if not r["ok"]]
-    failures = [f["text"] for f in failed]
+    failures = [f["text"] for f in unanswered]
     if failures:
         module.fail_json(msg="%d of %d full-MTU pings failed: %s" % (len(failures), len(results),
                                                                     "; ".join(failures)),
-                         failures=failures, failed=failed, results=results, checked=len(results))
-    module.exit_json(changed=False, checked=len(results), failures=[], failed=[], results=results)
+                         failures=failures, unanswered=unanswered, results=results, checked=len(results))
+    module.exit_json(changed=False, checked=len(results), failures=[], unanswered=[], results=results)
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def test_identity_filters_read_the_model_and_decide_as_the_stage():
 # -- network ----------------------------------------------------------------------------------------------------
 
 def _mesh(*failed, checked=12):
-    return {"checked": checked, "failures": [f["text"] for f in failed], "failed": list(failed)}
+    return {"checked": checked, "failures": [f["text"] for f in failed], "unanswered": list(failed)}
 
 
 def test_network_pass():

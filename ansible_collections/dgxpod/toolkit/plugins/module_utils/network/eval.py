@@ -92,7 +92,7 @@ def network_reading(verify_state: Optional[Mapping[str, Any]], mesh: Optional[Ma
                     rdma_problems: Optional[Sequence[Mapping[str, Any]]] = None) -> Dict[str, Any]:
     """One DGX's network reading (roles/dgx_network tasks/verify.yml), only what the evaluation reads: the
     kernel differences (dgx_nic_apply in check mode: ``differences`` and their lines ``changes``, or its ``msg``
-    when the read failed), the mesh's count and failed pings (pod_ping_mesh: ``checked``, ``failed``), the RDMA
+    when the read failed), the mesh's count and failed pings (pod_ping_mesh: ``checked``, ``unanswered``), the RDMA
     problems (pod.derive.rdma_problem_items)."""
     verify_state = verify_state or {}
     mesh = mesh or {}
@@ -104,7 +104,7 @@ def network_reading(verify_state: Optional[Mapping[str, Any]], mesh: Optional[Ma
         state["msg"] = verify_state.get("msg", "verify failed")
     return {"state": state, "pings": mesh.get("checked", 0),
             "ping_failures": [{k: f.get(k) for k in ("nic", "peer", "peer_nic", "address", "fabric", "mtu", "text")
-                               if f.get(k) is not None} for f in mesh.get("failed") or []],
+                               if f.get(k) is not None} for f in mesh.get("unanswered") or []],
             "rdma": [dict(p) for p in rdma_problems or []]}
 
 
