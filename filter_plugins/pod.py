@@ -8,7 +8,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (
     ping_targets, rdma_problems)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import rdma_changes
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import MODEL_VARS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import MODEL_VARS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import merged_expectations, ra_profile
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import (FSTAB_BEGIN, FSTAB_END,
     fstab_block, mount_plan)

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import model_from_hostvars
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import model_from_hostvars
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_config
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.record import (switch_config_summary,
     switch_validation_record)

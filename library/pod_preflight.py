@@ -128,11 +128,12 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import (errors, Finding,
-    group_findings, model_from_hostvars, natural_key, validate)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import load_profile
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import (locate, locate_scope, scan_inventory,
-    unread_inventory_values)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import model_from_hostvars
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.model import (errors, Finding, group_findings,
+    natural_key, validate)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import (locate, locate_scope,
+    scan_inventory, unread_inventory_values)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
 
 

@@ -42,39 +42,18 @@ FLOORS: Dict[str, int] = {
 FLOOR_NAMES = {0: "ground (result, catalogue, common)", 1: "model (pod)", 2: "preflight",
                3: "concerns (parsers, planning, evaluators)", 4: "report"}
 
-# The moves the floors need (module -> its new package.module). Proposed, not applied (issue 38: the lead applies
-# them at the end, after the helpers' edits).
-MOVES: Dict[str, str] = {
-    "pod.model": "preflight.model",
-    "pod.schema": "preflight.schema",
-    "pod.switch_checks": "preflight.switch_checks",
-    "pod.slurm_checks": "preflight.slurm_checks",
-    "pod.sources": "preflight.sources",
-    "report.checks": None,  # the shim of result.check: importers import result.check; the file goes
-    "pod.eval": None,  # dismantled by issue 38 item 2 (REG): evaluation onto the registry, results doc to report
-}
+# The moves the floors need (module -> its new package.module; None: the module goes). Empty: issue 38 item 4 applied
+# them (pod.model/schema/switch_checks/slurm_checks/sources -> preflight.*; the shims report.checks and pod.eval
+# went). A later reshuffle lists its moves here to see, with --proposed, what is left after them.
+MOVES: Dict[str, str] = {}
 
 
-# Names that move apart from their module (the model's own readers stay on the model floor when the checks leave),
-# and the private names imported across packages made public. (module.name -> module.name)
-NAME_MOVES: Dict[str, str] = {
-    "pod.model.model_from_hostvars": "pod.types.model_from_hostvars",  # the model, read by the switch filters
-    "pod.schema.MODEL_VARS": "pod.types.MODEL_VARS",  # the model's variables (filter_plugins/pod.py)
-    "pod.switch_checks.switch_port_mtu": "pod.types.switch_port_mtu",  # model readers switch.model derives with
-    "pod.switch_checks.vlan_id": "pod.types.vlan_id",
-    "common.parse_util._lines": "common.parse_util.lines",
-    "common.parse_util._complete_lines": "common.parse_util.complete_lines",
-    "common.parse_util._content_lines": "common.parse_util.content_lines",
-    "common.parse_util._int": "common.parse_util.parse_int",
-    # within one package (allowed by the rule, public all the same: they are imported by another module)
-    "gpu.parse._refuse_failure": "gpu.parse.refuse_failure",
-    "perf.plan._test": "perf.plan.iperf_test",
-    "pod.schema._ip": "preflight.schema.ip_of", "pod.schema._ipif": "preflight.schema.ipif_of",
-    "pod.schema._net": "preflight.schema.net_of", "pod.schema._addr_owner": "preflight.schema.addr_owner",
-    "pod.schema._HOSTNAME_RE": "preflight.schema.HOSTNAME_RE",
-    "pod.switch_checks._check_switches": "preflight.switch_checks.check_switches",
-    "pod.switch_checks._check_cabling": "preflight.switch_checks.check_cabling",
-}
+# Names that move apart from their module, and private names imported by another module made public
+# (module.name -> module.name). Empty: issue 38 item 4 applied them (model_from_hostvars, MODEL_VARS,
+# switch_port_mtu, vlan_id -> pod.types; common.parse_util's lines, complete_lines, content_lines, parse_int;
+# gpu.parse.refuse_failure; perf.plan.iperf_test; preflight.schema's ip_of, ipif_of, net_of, addr_owner,
+# HOSTNAME_RE; preflight.switch_checks' check_switches, check_cabling).
+NAME_MOVES: Dict[str, str] = {}
 
 
 def modules() -> Dict[str, str]:

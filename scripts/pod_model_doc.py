@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reference tables of docs/pod-model.md, generated from the schema (module_utils/pod/schema.py) and the
+"""The reference tables of docs/pod-model.md, generated from the schema (module_utils/preflight/schema.py) and the
 switch catalogue (module_utils/catalog/switches.py), so the document cannot drift from what preflight checks.
 
     scripts/pod_model_doc.py            rewrite the generated tables in docs/pod-model.md
@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import SWITCH_MODELS  # noqa: E402
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import (FABRIC_SCHEMA, NIC_SCHEMA,  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import (FABRIC_SCHEMA, NIC_SCHEMA,  # noqa: E402
     POD_SCHEMA, SLURM_SCHEMA, STORAGE_NODE_SCHEMA, STORAGE_SCHEMA, SWITCH_SCHEMA, Field)
 
 DOC = os.path.join(ROOT, "docs", "pod-model.md")

@@ -24,7 +24,7 @@ sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.d
 sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
 
 from inventory_util import hostvars  # noqa: E402
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import model_from_hostvars  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import model_from_hostvars  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import structured_configs  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render  # noqa: E402
 

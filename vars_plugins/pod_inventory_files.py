@@ -7,7 +7,7 @@ import os
 from ansible.errors import AnsibleParserError
 from ansible.plugins.vars import BaseVarsPlugin
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import unreadable_var_files
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import unreadable_var_files
 
 DOCUMENTATION = r"""
 ---

@@ -28,8 +28,8 @@ _MU = "ansible_collections.dgxpod.toolkit.plugins.module_utils."
 # _subjectless below.
 SUBJECT_REQUIRED = tuple(_MU + m for m in ("gpu.eval", "drift.eval", "switch.eval", "nccl.eval", "training.eval",
                                            "slurm.eval", "slurm.drain", "report.stages"))
-# modules that build a result on someone else's behalf: the result type (and its old re-export), dataclasses
-_ON_BEHALF = {checks.__name__, _MU + "report.checks", "dataclasses", __name__}
+# modules that build a result on someone else's behalf: the result type, dataclasses
+_ON_BEHALF = {checks.__name__, "dataclasses", __name__}
 
 
 def pytest_configure(config):

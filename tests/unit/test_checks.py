@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import (SIMULATED_REASON, CheckResult,
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (SIMULATED_REASON, CheckResult,
     apply_simulated_policy, at_least, compare, contradiction, counts)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_html, render_markdown
@@ -162,16 +162,26 @@ def test_contradiction_finds_a_pass_against_its_stated_comparison_and_an_unexpla
 
 def test_rows_of_one_host_say_what_each_is_about():
     """Several rows of one check for one host (4 HCAs, 2 NICs to the same peer, fio steps, training passes) name
-    their adapter, link, step or pass before the measurement; before, they read the same."""
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import row_subject
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details
+    their adapter, link, step or pass before the measurement; before, they read the same. The report reads the
+    row's subject for it, never the check's name."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import details, row_subject
     link = {"check": "iperf", "host": "a<->b", "status": "pass", "measured": 95.0, "expected": 90.0, "unit": "Gb/s",
-            "client": "a", "client_nic": "enp5s0", "server": "b", "server_nic": "enp12s0", "fabric": "data-5"}
+            "client": "a", "client_nic": "enp5s0", "server": "b", "server_nic": "enp12s0", "fabric": "data-5",
+            "subject": {"node": "a", "nic": "enp5s0", "peer": "b", "peer_nic": "enp12s0", "fabric": "data-5"}}
     assert details(link) == "a enp5s0 -> b enp12s0 on data-5: measured 95.0 Gb/s (expected >= 90.0)"
     assert row_subject(dict(link, reverse=True)) == "a enp5s0 <- b enp12s0 on data-5"
-    assert row_subject({"check": "hca_pcie_link", "hca": "mlx5_1"}) == "mlx5_1"
-    assert row_subject({"check": "gpu_ecc", "gpu": 3}) == "GPU 3"
-    assert row_subject({"check": "train_throughput", "gpu": "V100", "pass": "warm"}) == "warm pass"
-    assert row_subject({"check": "fio_relative", "step": 3}) == "step of 3 node(s)"
-    assert row_subject({"check": "fio_scaling", "step": 3}) is None  # its host is already '3 node(s)'
-    assert row_subject({"check": "nfs_mounts", "host": "a"}) is None
+    assert row_subject({"check": "hca_pcie_link", "subject": {"node": "n", "hca": "mlx5_1", "nic": "ib0"}}) == "mlx5_1"
+    assert row_subject({"check": "gpu_ecc", "subject": {"node": "n", "gpu": 3}}) == "GPU 3"
+    assert row_subject({"check": "gpu_ecc", "subject": {"node": "n", "gpu": 0}}) == "GPU 0"
+    assert row_subject({"check": "train_throughput", "gpu": "V100", "pass": "warm",
+                        "subject": {"node": "n", "phase": "warm"}}) == "warm pass"
+    assert row_subject({"check": "fio_relative", "step": 3, "subject": {"node": "n", "step": 3, "storage": True}}) \
+        == "step of 3 node(s)"
+    # a step of many nodes is its host already ('3 node(s)'); an NCCL step is a word, its host says the nodes
+    assert row_subject({"check": "fio_scaling", "step": 3, "subject": {"nodes": ["a", "b", "c"], "step": 3}}) is None
+    assert row_subject({"check": "nccl_busbw", "subject": {"node": "a", "peer": "b", "step": "pair"}}) is None
+    assert row_subject({"check": "switch_port_mtu", "subject": {"switch": "sw", "port": "Ethernet1/1", "node": "a",
+                                                                "nic": "enp5s0"}}) is None
+    assert row_subject({"check": "nfs_mounts", "host": "a", "subject": {"node": "a"}}) is None
+    # no subject (a results.json before v5): nothing to name, whatever the check is called
+    assert row_subject({"check": "gpu_ecc", "gpu": 3}) is None

@@ -127,8 +127,10 @@ def _hidden(parts: List[str]) -> bool:
     return any((p.startswith(".") and p not in (".", "..")) or p == "__pycache__" for p in parts[1:])
 
 
-def candidates(line: str) -> Iterator[str]:
-    """The repository paths a line names (placeholders, URLs, absolute paths left out); a bare ``name.py`` too."""
+def candidates(line: str, variables: frozenset = frozenset()) -> Iterator[str]:
+    """The repository paths a line names (placeholders, URLs, absolute paths left out); a bare ``name.py`` too.
+    ``variables``: the names the document registers (a playbook's ``register: preflight``): ``preflight.summary.pod``
+    is that variable, not module_utils/preflight/summary.py."""
     ext = re.compile(r"\.(%s)$" % "|".join(EXTENSIONS))
     for raw in TOKEN.findall(line):
         for tok in _split_commas(raw):
@@ -143,7 +145,8 @@ def candidates(line: str) -> Iterator[str]:
                     yield tok  # a Python file by its name: it is somewhere in the repository
                 dotted = re.fullmatch(r"(\w+)\.(\w+)\.\w+(?:\.\w+)*(?:\(\))?", tok)
                 if dotted and dotted.group(1) in MU_PACKAGES and not ext.search(tok) \
-                        and not (dotted.group(1) == "pod" and dotted.group(2) in POD_KEYS):
+                        and not (dotted.group(1) == "pod" and dotted.group(2) in POD_KEYS) \
+                        and dotted.group(1) not in variables:
                     yield "module_utils/%s/%s" % dotted.groups()  # pod.eval.build_results: pod/eval(.py)
                 continue
             if tok.startswith("/") or re.match(r"^\w+:", tok):
@@ -201,8 +204,17 @@ def exists(path: str, doc: str) -> bool:
     return False
 
 
+def registered(doc: str) -> frozenset:
+    """The variables a playbook or task file registers (``register: preflight``); none in Markdown."""
+    if not doc.endswith((".yml", ".yaml")):
+        return frozenset()
+    return frozenset(re.findall(r"^\s*register:\s*(\w+)\s*$", open(os.path.join(ROOT, doc)).read(), re.M))
+
+
 def missing(doc: str) -> List[str]:
-    return ["%s:%d: %s" % (doc, n, p) for n, line in text_lines(doc) for p in candidates(line) if not exists(p, doc)]
+    variables = registered(doc)
+    return ["%s:%d: %s" % (doc, n, p) for n, line in text_lines(doc) for p in candidates(line, variables)
+            if not exists(p, doc)]
 
 
 # The lead rewrites these sections of docs/architecture.md at the end of issue 38 ("How to add a stage", "The stage
@@ -229,6 +241,9 @@ def test_the_path_reader():
         "module_utils/pod/types.py", "pod/derive.py", "library/pod_iperf.py", "library/pod_fio.py",
         "roles/*/README.md", "profiles/*.yml", "sim/standins/", "../../docs/slurm.md", "library/pod_preflight.py",
         "roles/slurm", "tests/unit/test_x.py", "module_utils/pod/eval", "slurm_eval.py"]
+    assert list(candidates("{{ preflight.summary.pod }} preflight.model.validate", frozenset({"preflight"}))) == []
+    assert list(candidates("preflight.model.validate")) == ["module_utils/preflight/model"]
+    assert "preflight" in registered("playbooks/preflight.yml")
     assert exists("module_utils/pod/types.py", "docs/x.md") and exists("pod/derive.py", "docs/x.md")
     assert exists("../../docs/slurm.md", "roles/slurm/README.md") and exists("defaults/main.yml",
                                                                              "roles/slurm/README.md")

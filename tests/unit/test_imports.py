@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 import yaml
 from inventory_util import ROOT
 
@@ -167,7 +166,6 @@ def _module_utils():
     return {_module_name(p): p for p in _py_files(MODULE_UTILS)}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38: packages move at the end")
 def test_module_utils_packages_are_on_floors():
     """Every package has a floor (FLOORS), preflight is a package of its own above the model, the model holds no
     preflight check (pod defines no Finding), and no module imports a package on a higher floor than its own."""
@@ -188,7 +186,6 @@ def test_module_utils_packages_are_on_floors():
     assert problems == [], "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38: packages move at the end")
 def test_no_private_name_is_imported_across_packages():
     """A name ``_x`` of a module_util is its package's own: no other package (nor a module, filter or plugin)
     imports it or reads it from an imported module (``mod._x``). Make it public, or move the caller."""

@@ -6,7 +6,7 @@ import pytest
 
 
 import pod_model_doc  # noqa: E402
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import Field  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Field  # noqa: E402
 
 
 def test_the_document_is_current():

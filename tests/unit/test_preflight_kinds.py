@@ -135,7 +135,7 @@ def test_tab_names_file_and_line_before_any_host_variable_is_read(tmp_path, wher
     """Ansible itself fails on such a file with "Tabs are usually invalid in YAML" and no file; the first
     preflight task (inventory_groups only) and the vars plugin name it."""
     import pod_preflight
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import unreadable_var_files
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import unreadable_var_files
     inv = copy_inventory("dgxpod", str(tmp_path))
     path = os.path.join(inv, where)
     with open(path, encoding="utf-8") as fh:
@@ -153,7 +153,7 @@ def test_tab_names_file_and_line_before_any_host_variable_is_read(tmp_path, wher
 
 def test_tab_after_a_colon_is_read_by_ansible_and_passes(tmp_path):
     """libyaml (Ansible's parser) takes 'key:<TAB>value': not reported."""
-    from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.sources import unreadable_var_files
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import unreadable_var_files
     inv = copy_inventory("dgxpod", str(tmp_path))
     with open(os.path.join(inv, "group_vars", "dgx.yml"), "w", encoding="utf-8") as fh:
         fh.write("---\ndgx_model:\tdgx1\n")

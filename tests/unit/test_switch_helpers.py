@@ -6,7 +6,7 @@ import os
 from typing import Any, Dict
 
 from inventory_util import REFERENCE, ROOT, hostvars
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import model_from_hostvars
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import model_from_hostvars
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "switches")
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "switch")

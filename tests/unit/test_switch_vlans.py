@@ -6,7 +6,7 @@ import os
 import shutil
 
 import pytest
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import validate
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.model import validate
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.diff import remediation
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check, structured_config
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.render import render

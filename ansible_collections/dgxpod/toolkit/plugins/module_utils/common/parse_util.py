@@ -19,28 +19,28 @@ class ParseError(ValueError):
         super().__init__("%s output%s: %s%s" % (tool, where, message, text))
 
 
-def _lines(text: str) -> List[Tuple[int, str]]:
+def lines(text: str) -> List[Tuple[int, str]]:
     """(1-based line number, line without trailing whitespace) for every line of ``text``."""
     if not isinstance(text, str):
         raise TypeError("expected the tool's output as a string, got %s" % type(text).__name__)
     return [(i, line.rstrip()) for i, line in enumerate(text.splitlines(), 1)]
 
 
-def _complete_lines(tool: str, text: str) -> List[Tuple[int, str]]:
-    """``_lines`` for a tool's whole output: every tool ends its output with a newline, so a last line without
+def complete_lines(tool: str, text: str) -> List[Tuple[int, str]]:
+    """``lines`` for a tool's whole output: every tool ends its output with a newline, so a last line without
     one was cut off (a killed process, a full pipe) and is refused instead of read as a shorter value."""
-    lines = _lines(text)
+    numbered = lines(text)
     if text and not text.endswith(("\n", "\r")):
-        raise ParseError(tool, "the last line has no newline (output cut off?)", lines[-1][0], lines[-1][1])
-    return lines
+        raise ParseError(tool, "the last line has no newline (output cut off?)", numbered[-1][0], numbered[-1][1])
+    return numbered
 
 
-def _content_lines(tool: str, text: str) -> List[Tuple[int, str, str]]:
-    """(line number, line, the line stripped) for every line of ``_complete_lines`` that is not blank."""
-    return [(n, line, line.strip()) for n, line in _complete_lines(tool, text) if line.strip()]
+def content_lines(tool: str, text: str) -> List[Tuple[int, str, str]]:
+    """(line number, line, the line stripped) for every line of ``complete_lines`` that is not blank."""
+    return [(n, line, line.strip()) for n, line in complete_lines(tool, text) if line.strip()]
 
 
-def _int(tool: str, value: str, line_no: int, line: str) -> int:
+def parse_int(tool: str, value: str, line_no: int, line: str) -> int:
     try:
         return int(value, 0) if value.lower().startswith("0x") else int(value)
     except ValueError:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any, Dict, List
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import GpuParseError, _refuse_failure
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import GpuParseError, refuse_failure
 
 _PASS = {"pass": "pass", "fail": "fail", "warn": "warn", "warning": "warn", "skip": "skip", "skipped": "skip",
          "not run": "skip"}
@@ -52,7 +52,7 @@ def parse_dcgmi_diag(text: str) -> Dict[str, Any]:
     tool = "dcgmi diag -j"
     start = text.find("{") if isinstance(text, str) else -1
     if start < 0:
-        _refuse_failure(tool, text)
+        refuse_failure(tool, text)
         raise GpuParseError(tool, "expected a JSON document", 1, (text.splitlines() or [""])[0])
     try:
         doc = json.loads(text[start:])

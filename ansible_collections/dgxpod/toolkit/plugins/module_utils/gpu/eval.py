@@ -74,7 +74,7 @@ def _gpu_res(check: str, node: str, g: Dict[str, Any], ok: bool, measured: Any, 
 def _per_gpu(check: str, node: str, gpus: List[Dict[str, Any]], judge, expected: Any, source: str,
              unit: Optional[str] = None, how: Optional[str] = None) -> List[CheckResult]:
     """One fail per failing GPU (naming it), or one pass for the node. ``how``: how a numeric measurement
-    compares with ``expected`` when it is not a threshold (report/checks.compare)."""
+    compares with ``expected`` when it is not a threshold (result/check.compare)."""
     fails, values = [], []
     for g in gpus:
         ok, measured, cause = judge(g)

@@ -43,7 +43,7 @@ _TOOL_FAILURES = (
 )
 
 
-def _refuse_failure(tool: str, text: str) -> None:
+def refuse_failure(tool: str, text: str) -> None:
     if not isinstance(text, str):
         raise TypeError("expected the tool's output as a string, got %s" % type(text).__name__)
     for no, line in enumerate(text.splitlines(), 1):
@@ -167,7 +167,7 @@ def parse_smi_xml(text: str) -> Dict[str, Any]:
     False; a throttle reason without a value is left out of ``throttle``; ``remapped_rows`` whose fields are all
     N/A is None."""
     tool = "nvidia-smi -q -x"
-    _refuse_failure(tool, text)
+    refuse_failure(tool, text)
     start = text.find("<")
     if start < 0:
         raise GpuParseError(tool, "expected an XML document (<nvidia_smi_log>), got no XML", 1,
@@ -256,7 +256,7 @@ _NVML_GPU_MESSAGE = re.compile(r"^NVML:\s*(.+)$")
 def _nvlink_lines(tool: str, text: str) -> Iterator[Tuple[Optional[re.Match], int, str, str]]:
     """(the ``GPU n: name`` match or None, line number, raw line, stripped line) for every non-blank line of an
     ``nvidia-smi nvlink`` output, after refusing an nvidia-smi failure message."""
-    _refuse_failure(tool, text)
+    refuse_failure(tool, text)
     for no, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line:
@@ -329,7 +329,7 @@ def parse_topo_matrix(text: str) -> Dict[str, Any]:
     Older drivers name the NIC columns after the RDMA device (``mlx5_0``); newer ones print ``NIC0`` and a
     legend ``NIC0: mlx5_0``. Rows of NICs are kept in ``matrix`` too."""
     tool = "nvidia-smi topo -m"
-    _refuse_failure(tool, text)
+    refuse_failure(tool, text)
     lines = text.splitlines()
     head_no = None
     for no, line in enumerate(lines):

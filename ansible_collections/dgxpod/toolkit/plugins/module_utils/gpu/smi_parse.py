@@ -8,8 +8,8 @@ import csv
 import re
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import (ParseError, _complete_lines,
-    _content_lines)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import (ParseError, complete_lines,
+    content_lines)
 
 
 # --------------------------------------------------------------------------- nvidia-smi
@@ -81,8 +81,8 @@ def _smi_errors(lines: List[Tuple[int, str]]) -> None:
 def parse_nvidia_smi_list(text: str) -> List[Dict[str, Any]]:
     """``nvidia-smi -L``: [{"index": 0, "name": "Tesla V100-SXM2-32GB", "uuid": "GPU-...", "mig": [...]}]."""
     gpus: List[Dict[str, Any]] = []
-    _smi_errors(_complete_lines("nvidia-smi -L", text))
-    for n, line, s in _content_lines("nvidia-smi -L", text):
+    _smi_errors(complete_lines("nvidia-smi -L", text))
+    for n, line, s in content_lines("nvidia-smi -L", text):
         m = _LIST_GPU.match(s)
         if m:
             gpus.append({"index": int(m["index"]), "name": m["name"], "uuid": m["uuid"], "mig": []})
@@ -104,7 +104,7 @@ def parse_nvidia_smi_query(text: str, fields: Optional[Iterable[str]] = None) ->
     -> key ``memory.total``, unit stripped from the values); with ``noheader`` pass ``fields`` (the
     ``--query-gpu`` list). Numbers become int/float, ``[N/A]``/``[Not Supported]`` become None. Output of
     ``nvidia-smi -L`` is recognised and parsed by ``parse_nvidia_smi_list``."""
-    lines = [(n, line) for n, line in _complete_lines("nvidia-smi", text) if line.strip()]
+    lines = [(n, line) for n, line in complete_lines("nvidia-smi", text) if line.strip()]
     if not lines:
         raise ParseError("nvidia-smi", "empty output (no GPU row)")
     _smi_errors(lines)

@@ -21,8 +21,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.mlx_parse import (mlxconfig_link_types,
     parse_mlnx_qos, parse_mlxconfig_query, split_mlx_value)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import (ParseError, _complete_lines,
-    _content_lines, _int, _lines)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import (ParseError, complete_lines,
+    content_lines, parse_int)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.smi_parse import (parse_nvidia_smi_list,
     parse_nvidia_smi_query)
 
@@ -31,7 +31,7 @@ __all__ = ["ParseError", "GidResolutionError", "parse_ibdev2netdev", "parse_ibv_
            "parse_nvidia_smi_query", "parse_mlxconfig_query", "mlxconfig_link_types", "split_mlx_value",
            "parse_mlnx_qos", "parse_cma_roce_mode", "parse_show_gids", "read_sysfs_gid_table",
            "select_roce_v2_ipv4_gid", "resolve_roce_v2_gid_index", "gid_ipv4", "full_gid", "gid_is_zero",
-           "normalize_gid_type", "ib_port_dir", "_lines", "_complete_lines", "_int"]
+           "normalize_gid_type", "ib_port_dir"]
 
 
 class GidResolutionError(ValueError):
@@ -60,7 +60,7 @@ def parse_ibdev2netdev(text: str) -> List[Dict[str, Any]]:
     ``state`` is the netdev's carrier (Up/Down; None in the old ``<===>`` style); ``port_state`` the IB port
     state. Blank lines are skipped; any other line that does not parse raises ParseError."""
     out = []
-    for n, line, s in _content_lines("ibdev2netdev", text):
+    for n, line, s in content_lines("ibdev2netdev", text):
         m = _IBDEV_VERBOSE.match(s)
         if m:
             d = {"rdma_device": m["dev"], "port": int(m["port"]), "netdev": m["netdev"] or None,
@@ -145,7 +145,7 @@ def parse_ibv_devinfo(text: str) -> List[Dict[str, Any]]:
     dev: Optional[Dict[str, Any]] = None
     port: Optional[Dict[str, Any]] = None
     last_key: Optional[Tuple[Dict[str, Any], str]] = None
-    for n, line, s in _content_lines(tool, text):
+    for n, line, s in content_lines(tool, text):
         if s.lower().startswith("no ib devices found"):
             continue
         g = _GID_LINE.match(s.lstrip("*"))
@@ -183,7 +183,7 @@ def parse_ibv_devinfo(text: str) -> List[Dict[str, Any]]:
         if dev is None:
             raise ParseError(tool, "line before the first 'hca_id:' line", n, line)
         if key == "port":
-            num = _int(tool, value, n, line)
+            num = parse_int(tool, value, n, line)
             if num in dev["ports"]:
                 raise ParseError(tool, "port %d listed twice for %s" % (num, dev["hca_id"]), n, line)
             _devinfo_check_port(dev, port, n)
@@ -204,14 +204,14 @@ def parse_ibv_devinfo(text: str) -> List[Dict[str, Any]]:
         if key in _PORT_CODED and m:
             name, code = m["name"], int(m["code"])
             if key in _PORT_NUMERIC:
-                holder[key] = _int(tool, name, n, line)
+                holder[key] = parse_int(tool, name, n, line)
             else:
                 holder[key] = name
             holder[key + "_code"] = code
         elif key in _PORT_NUMERIC:
-            holder[key] = _int(tool, value, n, line)
+            holder[key] = parse_int(tool, value, n, line)
         elif key in ("vendor_part_id", "phys_port_cnt", "gid_tbl_len", "pkey_tbl_len", "sm_lid", "port_lid"):
-            holder[key] = _int(tool, value, n, line)
+            holder[key] = parse_int(tool, value, n, line)
         else:
             holder[key] = value
         last_key = (holder, key)
@@ -242,7 +242,7 @@ def _devinfo_check_device(dev: Optional[Dict[str, Any]], line_no: Optional[int])
 def parse_cma_roce_mode(text: str) -> Dict[str, Any]:
     """``cma_roce_mode -d DEV -p PORT [-m 1|2]`` prints the rdma_cm default RoCE mode (the content of
     configfs ``rdma_cm/<dev>/ports/<port>/default_roce_mode``): {"mode": "RoCE v2", "version": 2}."""
-    lines = [(n, line) for n, line in _complete_lines("cma_roce_mode", text) if line.strip()]
+    lines = [(n, line) for n, line in complete_lines("cma_roce_mode", text) if line.strip()]
     if not lines:
         raise ParseError("cma_roce_mode", "empty output")
     if len(lines) > 1:  # the tool prints the mode alone; anything else is a message, never a mode to pick from
@@ -266,12 +266,12 @@ def parse_show_gids(text: str) -> List[Dict[str, Any]]:
     out = []
     if not text.strip():
         raise ParseError(tool, "empty output (show_gids prints a header and n_gids_found=N even with no GID)")
-    for n, line in _complete_lines(tool, text):
+    for n, line in complete_lines(tool, text):
         s = line.strip()
         if not s or s.startswith(("DEV", "---")):
             continue
         if s.startswith("n_gids_found="):
-            found = _int(tool, s.split("=", 1)[1], n, line)
+            found = parse_int(tool, s.split("=", 1)[1], n, line)
             if found != len(out):
                 raise ParseError(tool, "n_gids_found=%d but %d rows" % (found, len(out)), n, line)
             continue
@@ -286,7 +286,7 @@ def parse_show_gids(text: str) -> List[Dict[str, Any]]:
         if not rest or rest[0] not in ("v1", "v2"):
             raise ParseError(tool, "expected the RoCE version v1/v2", n, line)
         ver = rest.pop(0)
-        out.append({"device": dev, "port": _int(tool, port, n, line), "index": _int(tool, index, n, line),
+        out.append({"device": dev, "port": parse_int(tool, port, n, line), "index": parse_int(tool, index, n, line),
                     "gid": gid.lower(), "ipv4": ipv4, "type": normalize_gid_type(ver),
                     "netdev": rest[0] if rest else None})
     return out

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import ParseError, _complete_lines, _int
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import (ParseError, complete_lines,
+    parse_int)
 
 
 # --------------------------------------------------------------------------- mlxconfig
@@ -43,7 +44,7 @@ def parse_mlxconfig_query(text: str) -> List[Dict[str, Any]]:
     devices: List[Dict[str, Any]] = []
     dev: Optional[Dict[str, Any]] = None
     in_conf = False
-    for n, line in _complete_lines(tool, text):
+    for n, line in complete_lines(tool, text):
         s = line.strip()
         if not s or set(s) == {"-"} or s == "...":
             continue
@@ -157,7 +158,7 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
             raise ParseError(tool, "%s printed twice (first on line %d)" % (key, seen[key]), n, line)
         seen[key] = n
 
-    for n, line in _complete_lines(tool, text):
+    for n, line in complete_lines(tool, text):
         s = line.strip()
         if not s:
             continue
@@ -196,18 +197,18 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
                 if eq:
                     if not re.match(r"^[a-z_]+$", key):
                         raise ParseError(tool, "expected 'name=number' after the buffer sizes", n, line)
-                    extra[key] = _int(tool, val, n, line)
+                    extra[key] = parse_int(tool, val, n, line)
                 elif extra:
                     raise ParseError(tool, "a buffer size after the 'name=number' fields", n, line)
                 else:
-                    sizes.append(_int(tool, item, n, line))
+                    sizes.append(parse_int(tool, item, n, line))
             if len(sizes) != 8:
                 raise ParseError(tool, "expected 8 receive buffer sizes, got %d" % len(sizes), n, line)
             out["receive_buffer_sizes"], out["receive_buffer_extra"] = sizes, extra
             out["receive_buffer_total"] = next((extra[k] for k in _QOS_BUFFER_KEYS if k in extra), None)
         elif low.startswith("cable len"):
             once("Cable len", n, line)
-            out["cable_len"] = _int(tool, s.split(":", 1)[1].strip(), n, line)
+            out["cable_len"] = parse_int(tool, s.split(":", 1)[1].strip(), n, line)
         elif low.startswith("default priority"):
             section = None
         elif low.startswith("pfc configuration"):
@@ -216,7 +217,7 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
         elif section == "pfc" and low.split()[0] in ("priority", "enabled", "buffer"):
             words = s.split()
             once("PFC %s row" % words[0], n, line)
-            vals = [_int(tool, w, n, line) for w in words[1:]]
+            vals = [parse_int(tool, w, n, line) for w in words[1:]]
             if len(vals) != 8:
                 raise ParseError(tool, "expected 8 values in the PFC %r row" % words[0], n, line)
             if words[0] == "priority" and vals != list(range(8)):
@@ -238,7 +239,7 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
                                "bw": int(m[4]) if m[4] else None, "priorities": []})
         elif low.startswith("priority:") and section == "tc" and out["tcs"]:
             for w in s.split(":", 1)[1].split():
-                p = _int(tool, w, n, line)
+                p = parse_int(tool, w, n, line)
                 if p > 7 or any(p in t["priorities"] for t in out["tcs"]):
                     raise ParseError(tool, "priority %d out of range or in two TCs" % p, n, line)
                 out["tcs"][-1]["priorities"].append(p)

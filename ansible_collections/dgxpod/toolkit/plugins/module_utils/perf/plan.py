@@ -73,14 +73,16 @@ def _side_by_side(kind: str, per_fabric: List[Tuple[str, List[List[Tuple[Dict[st
     """Round i runs the i-th round of every fabric at once, fabric f's tests on port ``base_port`` + f."""
     rounds = []
     for i in range(max((len(r) for _, r in per_fabric), default=0)):
-        rounds.append({"kind": kind, "tests": [_test(kind, fab, a, b, base_port + f, reverse=reverse)
+        rounds.append({"kind": kind, "tests": [iperf_test(kind, fab, a, b, base_port + f, reverse=reverse)
                                                for f, (fab, fab_rounds) in enumerate(per_fabric)
                                                if i < len(fab_rounds) for a, b in fab_rounds[i]]})
     return rounds
 
 
-def _test(kind: str, fabric: str, client: Dict[str, Any], server: Dict[str, Any], port: int,
-          reverse: bool = False) -> Dict[str, Any]:
+def iperf_test(kind: str, fabric: str, client: Dict[str, Any], server: Dict[str, Any], port: int,
+               reverse: bool = False) -> Dict[str, Any]:
+    """One iperf3 test of a round: client and server NIC entries (host, nic, address, speed), the fabric, the port
+    (iperf_plan's and perf.schedule's tests are these)."""
     speeds = [s for s in (client.get("speed"), server.get("speed")) if s]
     return {"kind": kind, "fabric": fabric,
             "client": client["host"], "client_nic": client["nic"], "client_address": client["address"],

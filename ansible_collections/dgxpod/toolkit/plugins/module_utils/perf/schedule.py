@@ -34,8 +34,8 @@ import random
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.iperf_launch import check_plan, round_seconds
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import (DATA_TRAFFIC, _test, bipartite_rounds,
-    iperf_plan, round_robin)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import (bipartite_rounds, DATA_TRAFFIC,
+    iperf_plan, iperf_test, round_robin)
 
 SCHEDULES = ("auto", "all_pairs", "matchings")
 ALL_PAIRS_MAX = 16        # auto: all pairs up to this many DGX (15 rounds x 300 s = 78 min at 16 DGX, full profile)
@@ -284,7 +284,7 @@ def localise(plan: Sequence[Dict[str, Any]], failed: Iterable[str], peers: int =
                 rounds.append({"kind": "localise", "tests": []})
                 busy.append(set())
                 ports.append(set())
-            t = _test(kind, fabric, client, server, port, reverse=reverse)
+            t = iperf_test(kind, fabric, client, server, port, reverse=reverse)
             t["suspect"] = "%s:%s" % ep[:2]
             rounds[i]["tests"].append(t)
             busy[i] |= {ep[:2], g[:2]}

@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 """The pod as one typed, frozen value (issue 13): fabrics, hosts, their NICs, storage and switches.
 
-The inventory is the source of truth (docs/pod-model.md); preflight (``pod_model.validate``) checks it and
+The inventory is the source of truth (docs/pod-model.md); preflight (``preflight.model.validate``) checks it and
 :meth:`Pod.from_model` / :meth:`Pod.from_hostvars` then build this read-only view of it once. Every
 derivation - the NIC plan, /etc/hosts, the NCCL environment, the mount plan, the switch cabling - reads the
 pod through these types, so "which fabric is this NIC on, what does it carry, what MTU does it run" is
 answered in one place.
 
 Building a ``Pod`` from a model preflight has not accepted raises :class:`PodError` naming what is missing;
-it never guesses. Stdlib only (it runs inside Ansible modules on the nodes too).
+it never guesses. Stdlib and the catalogue only (it runs inside Ansible modules on the nodes too).
 """
 from __future__ import annotations
 
@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import SWITCH_MODELS
+
 ROLE_GROUPS = ("dgx", "storage", "switches")
+# The inventory variables the pod model is made of (docs/pod-model.md): what model_from_hostvars reads of a host.
+MODEL_VARS = ("pod", "nics", "dgx_model", "gpus", "storage_node", "switch", "ansible_host")
 
 
 class PodError(ValueError):
@@ -136,7 +140,7 @@ class Pod:
     # ------------------------------------------------------------------ building
     @classmethod
     def from_model(cls, model: Mapping[str, Any]) -> Pod:
-        """From ``pod_model.model_from_hostvars``' shape: {"pod": {...}, "hosts": {name: {groups, vars}}}."""
+        """From :func:`model_from_hostvars`' shape: {"pod": {...}, "hosts": {name: {groups, vars}}}."""
         pod = model.get("pod")
         if not isinstance(pod, Mapping):
             raise PodError("no 'pod' variable in the inventory (docs/pod-model.md)")
@@ -292,3 +296,40 @@ def _host(name: str, groups: List[str], hv: Mapping[str, Any], fabrics: Mapping[
     return Host(name=name, groups=tuple(groups), nics=tuple(nics), ansible_host=hv.get("ansible_host"),
                 dgx_model=hv.get("dgx_model"), gpus=hv.get("gpus"),
                 storage_node=_frozen(hv.get("storage_node") or {}), switch=_frozen(hv.get("switch") or {}))
+
+
+# --------------------------------------------------------------------------- the model as plain data
+def model_from_hostvars(hostvars: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """The pod model from Ansible hostvars (each must carry ``group_names``): {"pod": the pod variable, "hosts":
+    {name: {"groups": [...], "vars": {the MODEL_VARS it sets}}}} - what preflight checks and Pod.from_model reads."""
+    hosts = {}
+    pod = None
+    for name in sorted(hostvars):
+        hv = hostvars[name] or {}
+        if pod is None and hv.get("pod") is not None:
+            pod = hv.get("pod")
+        hosts[name] = {"groups": list(hv.get("group_names") or []),
+                       "vars": {k: hv.get(k) for k in MODEL_VARS if k != "pod" and hv.get(k) is not None}}
+    return {"pod": pod, "hosts": hosts}
+
+
+def switch_port_mtu(switch: Dict[str, Any], port: str) -> Optional[int]:
+    """A switch port's MTU in the model: the port's, else the switch's, else the model's largest (None on an
+    InfiniBand switch)."""
+    model = SWITCH_MODELS[switch["model"]]
+    ports = switch.get("ports") if isinstance(switch.get("ports"), dict) else {}
+    port_cfg = ports.get(port) if isinstance(ports.get(port), dict) else {}
+    # only integers: a string ("9214") is a schema error preflight reports, not a value to compare
+    for mtu in (port_cfg.get("mtu"), switch.get("mtu")):
+        if isinstance(mtu, int) and not isinstance(mtu, bool) and mtu:
+            return mtu
+    return model.max_mtu
+
+
+def vlan_id(key: Any) -> Optional[int]:
+    """A VLAN id from a ``switch.vlans`` key (YAML gives 10 or "10"); None when it is not one in 1..4094."""
+    if isinstance(key, bool):
+        return None
+    if isinstance(key, str) and key.strip().isdigit():
+        key = int(key.strip())
+    return key if isinstance(key, int) and 1 <= key <= 4094 else None

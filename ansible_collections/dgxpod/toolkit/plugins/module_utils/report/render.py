@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 from xml.sax.saxutils import quoteattr
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.checks import row_subject
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import html_sections, markdown_sections
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import link_text
 
 SIM_LINE = ("SIMULATED POD (pod-in-a-box): these results come from the simulator, not from DGX hardware; "
             "they are never compared with the RA's hardware figures.")
@@ -28,6 +28,33 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return ("%.1f" % v) if abs(v) >= 10 else ("%.3g" % v)
     return str(v)
+
+
+def row_subject(c: Dict[str, Any]) -> Optional[str]:
+    """What one row of a check is about beyond its ``host``, read from the row's ``subject`` (results.json v5), or
+    None - the report puts it before the measurement, or the rows of one check for one host read the same
+    ("hca_pcie_link | sim-dgx1 | pass | measured x16" four times). The HCA (``hca``), the GPU (``gpu``: "GPU 3"),
+    the link (``node``/``nic`` to ``peer``/``peer_nic`` on ``fabric``: "sim-dgx1 enp5s0 -> sim-dgx2 enp5s0 on
+    data-5", ``<-`` when the row says ``reverse``), one node's step of several (a numeric ``step`` with a ``node``:
+    "step of 3 node(s)"; a step of many nodes is its ``host`` already) or the pass of a row that is one of a
+    series of passes (``phase`` where the row names its ``pass``: "warm pass"). Nothing here knows a check by
+    name."""
+    s = c.get("subject")
+    if not isinstance(s, dict):
+        return None
+    gpu, step = s.get("gpu"), s.get("step")
+    if s.get("hca"):
+        return str(s["hca"])
+    if isinstance(gpu, (int, str)) and not isinstance(gpu, bool):
+        return "GPU %s" % gpu
+    if all(s.get(k) for k in ("node", "nic", "peer", "peer_nic", "fabric")):
+        return link_text({"client": s["node"], "client_nic": s["nic"], "server": s["peer"],
+                          "server_nic": s["peer_nic"], "fabric": s["fabric"], "reverse": c.get("reverse")})
+    if isinstance(step, int) and not isinstance(step, bool) and s.get("node"):
+        return "step of %s node(s)" % step
+    if s.get("phase") and c.get("pass"):
+        return "%s pass" % s["phase"]
+    return None
 
 
 def details(c: Dict[str, Any]) -> str:

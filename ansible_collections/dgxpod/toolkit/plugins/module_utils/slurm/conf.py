@@ -199,7 +199,7 @@ def render_gres_conf(plan: Mapping[str, Any]) -> str:
 
 
 def nodes_from_pod(pod: Any, gpu_device_prefix: str = "/dev/nvidia") -> List[Dict[str, Any]]:
-    """[{name, address, gpus, dgx_model}] of the DGX of a ``pod_types.Pod``, in the inventory's order."""
+    """[{name, address, gpus, dgx_model}] of the DGX of a ``pod.types.Pod``, in the inventory's order."""
     out = []
     for host in pod.dgx:
         nic = pod.primary_nic(host.name)
@@ -218,7 +218,7 @@ def controller_of(pod: Any, name: str) -> Dict[str, Any]:
 
 def render_all(pod: Any, reported: Optional[Mapping[str, Mapping[str, Any]]] = None,
                gpu_device_prefix: str = "/dev/nvidia", overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, str]:
-    """{"slurm.conf": text, "gres.conf": text} for a ``pod_types.Pod`` with ``pod.slurm``."""
+    """{"slurm.conf": text, "gres.conf": text} for a ``pod.types.Pod`` with ``pod.slurm``."""
     raw = dict(pod.raw.get("slurm") or {})
     raw.update(overrides or {})
     if not raw.get("controller"):

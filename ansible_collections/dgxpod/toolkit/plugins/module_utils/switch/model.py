@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """Structured switch configuration derived from the pod model (pure functions, stdlib only).
 
-``structured_config(model, switch)`` turns the pod model (``pod_model.model_from_hostvars``) into one
+``structured_config(model, switch)`` turns the pod model (``pod.types.model_from_hostvars``) into one
 vendor-neutral dict per switch: hostname, management address, host-facing interfaces (speed, MTU,
 description and lossless QoS taken from the cabled NICs), port-channels, static routes, spanning tree,
 RoCE QoS, the InfiniBand subnet manager and the raw-CLI escape hatch. The role writes it to
@@ -16,13 +16,11 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import Finding
-
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import (ETHERNET_OVERHEAD, fits_port,
     frame_bytes, headroom)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import SWITCH_MODELS
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import check_switch_l3, switch_port_mtu, vlan_id
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod, switch_port_mtu, vlan_id
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.model import check_switch_l3, Finding
 
 # Host side of lossless RoCE (REFERENCE_FACTS / docs/pod-model.md): trust DSCP, PFC on priority 3.
 ROCE_PFC_PRIORITY = 3
@@ -273,7 +271,7 @@ def cross_check(model: Dict[str, Any], options: Optional[Dict[str, Any]] = None,
                 host_pfc_priority: int = ROCE_PFC_PRIORITY,
                 switch_options: Optional[Dict[str, Dict[str, Any]]] = None,
                 host_pfc_priorities: Optional[Dict[str, Any]] = None) -> List[Any]:
-    """Host/switch cross-checks for preflight, as ``pod_model.Finding`` objects (one per mismatching NIC):
+    """Host/switch cross-checks for preflight, as ``preflight.schema.Finding`` objects (one per mismatching NIC):
 
     - the port MTU the switch will get must hold the host MTU + 18 bytes of headers;
     - a NIC on a ``roce: lossless`` fabric must land on a port with PFC on the hosts' priority

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 """Preflight checks of the switches in the pod model: models and ports, port-channels, VLANs and routed
-ports (check_switch_l3), and the cabling of every NIC to a switch port (split out of pod_model, issue 13); the MTU
-a NIC and a switch port have in the model (host_mtu, switch_port_mtu). The hardware is the catalogue's
-(module_utils/catalog/)."""
+ports (check_switch_l3), and the cabling of every NIC to a switch port (split out of preflight/model.py, issue 13);
+the MTU a NIC has in the model (host_mtu; a switch port's, switch_port_mtu, is the model's own: pod/types.py). The
+hardware is the catalogue's (module_utils/catalog/)."""
 from __future__ import annotations
 
 import ipaddress
@@ -13,25 +13,13 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import 
     frame_bytes, max_host_mtu)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import (PLATFORMS, port_lanes,
     SWITCH_MODELS, SwitchModel)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import _ip, _ipif, Finding
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import switch_port_mtu, vlan_id
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding, ip_of, ipif_of
 
 
 def host_mtu(nic: Dict[str, Any], fabric: Dict[str, Any]) -> int:
     """A NIC's MTU in the model: its own, else its fabric's."""
     return int(nic.get("mtu") or fabric["mtu"])
-
-
-def switch_port_mtu(switch: Dict[str, Any], port: str) -> Optional[int]:
-    """A switch port's MTU in the model: the port's, else the switch's, else the model's largest (None on an
-    InfiniBand switch)."""
-    model = SWITCH_MODELS[switch["model"]]
-    ports = switch.get("ports") if isinstance(switch.get("ports"), dict) else {}
-    port_cfg = ports.get(port) if isinstance(ports.get(port), dict) else {}
-    # only integers: a string ("9214") is a schema error preflight reports, not a value to compare
-    for mtu in (port_cfg.get("mtu"), switch.get("mtu")):
-        if isinstance(mtu, int) and not isinstance(mtu, bool) and mtu:
-            return mtu
-    return model.max_mtu
 
 
 def _port_fix(model: SwitchModel) -> str:
@@ -71,7 +59,7 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[str, Any]],
+def check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[str, Any]],
                     fabrics: Dict[str, Dict[str, Any]], out: List[Finding],
                     switch_hosts: Optional[set] = None) -> None:
     for name, sw in switches.items():
@@ -127,7 +115,7 @@ def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[
         sw["_lanes"] = lanes
         out.extend(check_switch_l3(name, sw))
         for i, route in enumerate(sw.get("routes") or []):
-            hop = _ip(route.get("next_hop")) if isinstance(route, dict) else None
+            hop = ip_of(route.get("next_hop")) if isinstance(route, dict) else None
             if hop is not None and fabrics and not any(hop in f["_net"] for f in fabrics.values()):
                 out.append(Finding(name, "switch", "switch.routes[%d].next_hop" % i,
                                    "%s is not inside any fabric of the pod" % hop,
@@ -135,15 +123,6 @@ def _check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[
 
 
 _VLAN_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
-
-
-def vlan_id(key: Any) -> Optional[int]:
-    """A VLAN id from a ``switch.vlans`` key (YAML gives 10 or "10"); None when it is not one in 1..4094."""
-    if isinstance(key, bool):
-        return None
-    if isinstance(key, str) and key.strip().isdigit():
-        key = int(key.strip())
-    return key if isinstance(key, int) and 1 <= key <= 4094 else None
 
 
 def check_switch_l3(name: str, sw: Dict[str, Any]) -> List[Finding]:
@@ -190,7 +169,7 @@ def check_switch_l3(name: str, sw: Dict[str, Any]) -> List[Finding]:
             out.append(Finding(name, "switch", path + ".name", "%r is not a usable VLAN name" % vname,
                                "use letters, digits, '_', '-', '.' (1-32 characters)"))
         if cfg.get("address") is not None:
-            addr = _ipif(cfg["address"])
+            addr = ipif_of(cfg["address"])
             if addr is not None:
                 l3.append((path + ".address", addr))
     members = set()
@@ -213,11 +192,11 @@ def check_switch_l3(name: str, sw: Dict[str, Any]) -> List[Finding]:
             out.append(Finding(name, "switch", path + ".vlan", "VLAN %d is not declared in switch.vlans" % vid,
                                "add switch.vlans.%d: {name: ...} or use one of %s" % (
                                    vid, ", ".join(str(v) for v in sorted(declared)) or "(none declared)")))
-        if addr is not None and _ipif(addr) is not None:
+        if addr is not None and ipif_of(addr) is not None:
             if model is not None and model.platform == "onyx":
                 out.append(Finding(name, "switch", path + ".address", "routed ports are not rendered for Onyx by "
                                    "this toolkit", "use a VLAN with an SVI address, or raw_cli"))
-            l3.append((path + ".address", _ipif(addr)))
+            l3.append((path + ".address", ipif_of(addr)))
     for i, (path, addr) in enumerate(l3):
         net = addr.network
         if net.prefixlen < 31 and addr.ip in (net.network_address, net.broadcast_address):
@@ -241,7 +220,7 @@ def _port_suggestion(model: Any, port: str) -> str:
     return ("did you mean '%s'? (%s)" % (same, _port_fix(model))) if same else _port_fix(model)
 
 
-def _check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any],
+def check_cabling(host: str, path: str, nic: Dict[str, Any], fab: Dict[str, Any],
                    switches: Dict[str, Dict[str, Any]], cabled: Dict[Tuple[str, str], str],
                    out: List[Finding], switch_hosts: Optional[set] = None) -> None:
     sw_name, port = nic.get("switch"), nic.get("switch_port")

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """The pod model's schema (Field, the per-variable schemas, check_schema), the Finding a check returns,
-and how findings are grouped and counted (split out of pod_model, issue 13)."""
+and how findings are grouped and counted (split out of preflight/model.py, issue 13)."""
 from __future__ import annotations
 
 import difflib
@@ -32,7 +32,7 @@ class Finding:
     message: str
     fix: str
     severity: str = "error"
-    source: Optional[str] = None  # "file:line", filled in by pod_sources.locate
+    source: Optional[str] = None  # "file:line", filled in by preflight.sources.locate
     # Where the value really comes from when it may be inherited: (host, var, path, fix). When that place is a
     # group_vars file (or a group's inline vars), the finding is moved there (see pod_preflight) and the same
     # finding on every host of the group becomes one.
@@ -185,7 +185,6 @@ HOST_SCHEMAS: Dict[str, Schema] = {
                 "storage_node": Field("dict", True, schema=STORAGE_NODE_SCHEMA)},
     "switches": {"switch": Field("dict", True, schema=SWITCH_SCHEMA)},
 }
-MODEL_VARS = ("pod", "nics", "dgx_model", "gpus", "storage_node", "switch", "ansible_host")
 
 
 def _join(path: str, key: Any) -> str:
@@ -208,28 +207,28 @@ def _type_ok(kind: str, value: Any) -> bool:
     if kind == "dict":
         return isinstance(value, dict)
     if kind == "ipv4":  # as written: a space around it ends up in netplan and /etc/hosts
-        return isinstance(value, str) and value == value.strip() and _ip(value) is not None
+        return isinstance(value, str) and value == value.strip() and ip_of(value) is not None
     if kind == "cidr":  # A.B.C.D/N only: not a netmask (/255.255.255.0), not padded with spaces
         return isinstance(value, str) and value == value.strip() and value.rpartition("/")[2].isdigit() \
-            and _net(value) is not None
+            and net_of(value) is not None
     if kind == "ipv4if":
-        return _ipif(value) is not None
+        return ipif_of(value) is not None
     raise ValueError(kind)
 
 
-def _ip(value: Any) -> Optional[ipaddress.IPv4Address]:
+def ip_of(value: Any) -> Optional[ipaddress.IPv4Address]:
     try:
         return ipaddress.IPv4Address(str(value).strip())
     except ValueError:
         return None
 
 
-def _net(value: Any) -> Optional[ipaddress.IPv4Network]:
+def net_of(value: Any) -> Optional[ipaddress.IPv4Network]:
     """A network written with its prefix length and no host bits (``10.0.0.0/24``), else None."""
     return _with_prefix(value, lambda v: ipaddress.IPv4Network(v, strict=True))
 
 
-def _ipif(value: Any) -> Optional[ipaddress.IPv4Interface]:
+def ipif_of(value: Any) -> Optional[ipaddress.IPv4Interface]:
     """An interface address with its prefix length (``10.0.0.1/24``), else None."""
     return _with_prefix(value, ipaddress.IPv4Interface)
 
@@ -265,10 +264,10 @@ def _value_problem(field_spec: Field, value: Any) -> Optional[Tuple[str, str]]:
     """(message, fix) for the mistakes a plain "is not <type>" would leave the reader to puzzle out."""
     kind = field_spec.kind
     if kind == "ipv4" and isinstance(value, str):
-        if value != value.strip() and _ip(value) is not None:
+        if value != value.strip() and ip_of(value) is not None:
             return ("%s has spaces around the address" % _describe(value), "write %s without the spaces"
                     % value.strip())
-        if "/" in value and _ipif(value) is not None:
+        if "/" in value and ipif_of(value) is not None:
             return ("%s is written with a prefix length" % _describe(value), "write the address alone (%s): the "
                     "prefix length comes from the fabric's subnet" % value.strip().split("/")[0])
         if ":" in value:
@@ -277,7 +276,7 @@ def _value_problem(field_spec: Field, value: Any) -> Optional[Tuple[str, str]]:
         what = "%s is not an IPv4 subnet in CIDR form" % _describe(value)
         addr, _sep, prefix = value.strip().partition("/")
         net = _with_prefix(value, lambda v: ipaddress.IPv4Network(v, strict=False))
-        if _ip(addr) is None:
+        if ip_of(addr) is None:
             return ("%s: %r is not an IPv4 network address%s" % (what, addr, " (IPv6 is not supported)"
                                                                   if ":" in addr else ""),
                     "write an IPv4 subnet in CIDR form, e.g. 10.0.0.0/24")
@@ -367,14 +366,14 @@ def check_schema(value: Any, spec: Any, var: str, path: str, host: Optional[str]
     return ok
 
 
-_HOSTNAME_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+HOSTNAME_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 
 
 def role_of(groups: Iterable[str]) -> List[str]:
     return [g for g in ROLE_GROUPS if g in groups]
 
 
-def _addr_owner(host: str, path: str) -> str:
+def addr_owner(host: str, path: str) -> str:
     return "%s %s" % (host, path)
 
 

@@ -16,7 +16,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import yaml
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.model import Finding
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import MODEL_VARS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding
 
 _YAML_EXT = (".yml", ".yaml", ".json", "")
 # Where a missing variable belongs (suggested when no file defines it yet).
@@ -295,13 +296,12 @@ _WRONG_LEVEL = {
     "gateway": "pod.fabrics[].gateway", "roce": "pod.fabrics[].roce", "fabrics": "pod.fabrics",
     "ra_profile": "pod.ra_profile", "scheduler": "pod.scheduler", "hosts_fabric": "pod.hosts_fabric",
 }
-_MODEL_VARS = ("pod", "nics", "dgx_model", "gpus", "storage_node", "switch", "ansible_host")
 
 
 def _near_model_var(key: str) -> Optional[str]:
     """The model variable ``key`` misspells (``nic``, ``NICs``, ``dgx-model``, ``storage-node``), else None."""
     norm = key.lower().replace("-", "_")
-    for var in _MODEL_VARS:
+    for var in MODEL_VARS:
         if key == var:
             return None
         if norm == var or (abs(len(norm) - len(var)) <= 1 and norm[:1] == var[:1] and

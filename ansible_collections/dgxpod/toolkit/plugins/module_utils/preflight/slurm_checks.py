@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """Preflight of the pod's scheduler (issue 20): ``pod.scheduler`` and ``pod.slurm`` against the inventory. Pure
-functions, stdlib only; run by ``pod_model.validate`` after the host, switch and storage checks."""
+functions, stdlib only; run by ``preflight.model.validate`` after the host, switch and storage checks."""
 from __future__ import annotations
 
 import difflib
@@ -8,7 +8,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS, dgx_gpus
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import Finding, natural_key
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding, natural_key
 
 
 _PARTITION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")

@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
-"""The pod model: schema, catalogues and cross-checks (pure functions, stdlib only).
+"""Preflight of the pod model: runs the schema, catalogue and cross-checks (pure functions, stdlib only).
 
 A pod is an Ansible inventory (see docs/pod-model.md). ``validate(model, profiles)`` takes what Ansible
-sees for every host and returns ``Finding`` objects; it never touches the network or the file system.
-``pod_sources`` (a sibling module) finds the inventory file and line that define a finding's key.
-The hardware catalogues are in ``module_utils/catalog/`` (re-exported here), the schema and ``Finding`` in
-``pod_schema``, the switch and cabling checks in ``pod_switch_checks``, the scheduler's in ``pod_slurm_checks``;
-this module runs them all and re-exports what callers use. Once the model passes, ``pod_types.Pod`` is the
-typed, read-only view every derivation takes.
+sees for every host (``pod.types.model_from_hostvars``) and returns ``Finding`` objects; it never touches the
+network or the file system. ``preflight/sources.py`` finds the inventory file and line that define a finding's
+key. The hardware catalogues are in ``module_utils/catalog/`` (re-exported here), the schema and ``Finding`` in
+``preflight/schema.py``, the switch and cabling checks in ``preflight/switch_checks.py``, the scheduler's in
+``preflight/slurm_checks.py``; this module runs them all and re-exports what callers use. Once the model passes,
+``pod.types.Pod`` is the typed, read-only view every derivation takes.
 
 The model given to ``validate`` is::
 
@@ -25,19 +25,19 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import (PLATFORMS, port_lanes,
     SWITCH_MODELS, SwitchModel)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import ROLE_GROUPS
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.schema import (_addr_owner, _HOSTNAME_RE, _ip, _net,
-    check_schema, errors, FABRIC_SCHEMA, Field, Finding, group_findings, GROUP_LIST, HOST_SCHEMAS, MODEL_VARS,
-    natural_key, NIC_SCHEMA, POD_SCHEMA, role_of, STORAGE_PLATFORMS, STORAGE_SCHEMA, suggest, SWITCH_SCHEMA)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.switch_checks import (_check_cabling, _check_switches,
-    check_switch_l3, host_mtu, switch_port_mtu, vlan_id)
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.slurm_checks import check_slurm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import (addr_owner, check_schema, errors,
+    FABRIC_SCHEMA, Field, Finding, group_findings, GROUP_LIST, HOST_SCHEMAS, HOSTNAME_RE, ip_of, natural_key, net_of,
+    NIC_SCHEMA, POD_SCHEMA, role_of, STORAGE_PLATFORMS, STORAGE_SCHEMA, suggest, SWITCH_SCHEMA)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.switch_checks import (check_cabling,
+    check_switch_l3, check_switches, host_mtu)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.slurm_checks import check_slurm
 
 # What callers import from here (the catalogue, schema and switch checks live in their own files now).
 __all__ = ["DGX_MODELS", "ETHERNET_OVERHEAD", "IPOIB_MTU_MAX", "PLATFORMS", "ROLE_GROUPS", "STORAGE_PLATFORMS",
-           "SWITCH_MODELS", "SwitchModel", "host_mtu", "port_lanes", "switch_port_mtu", "FABRIC_SCHEMA", "Field",
-           "Finding", "GROUP_LIST", "HOST_SCHEMAS", "MODEL_VARS", "NIC_SCHEMA", "POD_SCHEMA", "STORAGE_SCHEMA",
+           "SWITCH_MODELS", "SwitchModel", "host_mtu", "port_lanes", "FABRIC_SCHEMA", "Field",
+           "Finding", "GROUP_LIST", "HOST_SCHEMAS", "NIC_SCHEMA", "POD_SCHEMA", "STORAGE_SCHEMA",
            "SWITCH_SCHEMA", "check_schema", "errors", "group_findings", "natural_key", "role_of", "check_switch_l3",
-           "vlan_id", "model_from_hostvars", "validate"]
+           "validate"]
 
 
 # --------------------------------------------------------------------------- validation
@@ -84,7 +84,7 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
     for name, info in hosts.items():
         groups = info.get("groups") or []
         roles = role_of(groups)
-        if not _HOSTNAME_RE.match(name):
+        if not HOSTNAME_RE.match(name):
             out.append(Finding(name, "inventory", "hosts.%s" % name,
                                "'%s' is not a valid host name (letters, digits, '-'; 1-63 chars)" % name,
                                "rename the host; it becomes the node's hostname and /etc/hosts name"))
@@ -123,7 +123,7 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
                 if u["role"] == "switches" and isinstance(u["vars"].get("switch"), dict)
                 and u["vars"]["switch"].get("model") in SWITCH_MODELS}
     switch_hosts = {h for h, info in hosts.items() if "switches" in (info.get("groups") or [])}
-    _check_switches(switches, usable, fabrics, out, switch_hosts)
+    check_switches(switches, usable, fabrics, out, switch_hosts)
     _check_nics(usable, fabrics, switches, out, declared, switch_hosts)
     if isinstance(pod, dict):
         _check_storage(pod.get("storage"), usable, fabrics, any_host, out)
@@ -154,7 +154,7 @@ def _check_fabrics(raw: Any, host: Optional[str], out: List[Finding]) -> Dict[st
             out.append(Finding(host, "pod", path + ".name", "fabric name '%s' is used twice" % name,
                                "give every fabric a unique name"))
             continue
-        net = _net(fab.get("subnet"))
+        net = net_of(fab.get("subnet"))
         kind = fab.get("kind")
         valid = net is not None and isinstance(fab.get("mtu"), int) and kind in ("ethernet", "infiniband")
         if net is not None:
@@ -164,7 +164,7 @@ def _check_fabrics(raw: Any, host: Optional[str], out: List[Finding]) -> Dict[st
                         net, other_name, other), "give each fabric its own, non-overlapping subnet"))
                     valid = False
             seen_nets.append((net, name))
-        gw = _ip(fab.get("gateway")) if fab.get("gateway") is not None else None
+        gw = ip_of(fab.get("gateway")) if fab.get("gateway") is not None else None
         if gw is not None and net is not None:
             if gw not in net:
                 out.append(Finding(host, "pod", path + ".gateway", "%s is outside the fabric subnet %s" % (
@@ -200,7 +200,7 @@ def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, 
                 switch_hosts: Optional[set] = None) -> None:
     addresses: Dict[ipaddress.IPv4Address, str] = {}
     for fname, fab in fabrics.items():
-        gw = _ip(fab.get("gateway")) if fab.get("gateway") else None
+        gw = ip_of(fab.get("gateway")) if fab.get("gateway") else None
         if gw is not None:
             addresses[gw] = "the gateway of fabric %s" % fname
     cabled: Dict[Tuple[str, str], str] = {}
@@ -242,14 +242,14 @@ def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, 
                 out.append(Finding(name, "nics", path + ".fabric", "'%s' is not a fabric of this pod" % fab_name,
                                    ("did you mean '%s'?" % close) if close else
                                    "use one of %s (pod.fabrics)" % ", ".join(sorted(declared))))
-            addr = _ip(nic.get("address")) if isinstance(nic.get("address"), str) else None
+            addr = ip_of(nic.get("address")) if isinstance(nic.get("address"), str) else None
             if addr is not None:
                 own_addresses.add(addr)
                 if addr in addresses:
                     out.append(Finding(name, "nics", path + ".address", "%s is already used by %s" % (
                         addr, addresses[addr]), "give every NIC its own address"))
                 else:
-                    addresses[addr] = _addr_owner(name, path)
+                    addresses[addr] = addr_owner(name, path)
                 if fab is not None:
                     net = fab["_net"]
                     if addr not in net:
@@ -283,13 +283,13 @@ def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, 
                     if mtu > IPOIB_MTU_MAX.get(mode, 65520):
                         out.append(Finding(name, "nics", path + ".mtu", "IPoIB %s mode allows at most %d" % (
                             mode, IPOIB_MTU_MAX[mode]), "lower the MTU or use ipoib_mode: connected"))
-                _check_cabling(name, path, nic, fab, switches, cabled, out, switch_hosts)
+                check_cabling(name, path, nic, fab, switches, cabled, out, switch_hosts)
         _check_data_nics(name, info["role"], nics, fabrics, out)
         if len(defaults) > 1:
             out.append(Finding(name, "nics", "nics[%d].default_route" % defaults[1], "more than one NIC carries "
                                "the default route (nics[%s])" % ", ".join(str(d) for d in defaults),
                                "set default_route on one NIC only"))
-        ah = _ip(hv.get("ansible_host")) if isinstance(hv.get("ansible_host"), str) else None
+        ah = ip_of(hv.get("ansible_host")) if isinstance(hv.get("ansible_host"), str) else None
         if ah is not None and ah not in own_addresses and any(ah in f["_net"] for f in fabrics.values()):
             out.append(Finding(name, "ansible_host", "ansible_host", "%s is on a pod fabric but is not one of "
                                "this host's NIC addresses" % ah,
@@ -306,7 +306,7 @@ def _check_nics(usable: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[str, 
     for name, info in usable.items():
         if info["role"] != "switches":
             continue
-        ah = _ip(info["vars"].get("ansible_host")) if isinstance(info["vars"].get("ansible_host"), str) else None
+        ah = ip_of(info["vars"].get("ansible_host")) if isinstance(info["vars"].get("ansible_host"), str) else None
         if ah is not None and ah in addresses:
             out.append(Finding(name, "ansible_host", "ansible_host", "%s is already used by %s" % (
                 ah, addresses[ah]), "give the switch its own management address"))
@@ -466,7 +466,7 @@ def _check_scripts_server(storage: Dict[str, Any], usable: Dict[str, Dict[str, A
                           fabrics: Dict[str, Dict[str, Any]], storage_fabrics: Iterable[str],
                           host: Optional[str], out: List[Finding]) -> None:
     """pod.storage.scripts_server: a storage node's address on a storage fabric every DGX has a NIC on."""
-    server = _ip(storage.get("scripts_server")) if isinstance(storage.get("scripts_server"), str) else None
+    server = ip_of(storage.get("scripts_server")) if isinstance(storage.get("scripts_server"), str) else None
     if server is None:
         return
     storage_fabrics = set(storage_fabrics)
@@ -478,7 +478,7 @@ def _check_scripts_server(storage: Dict[str, Any], usable: Dict[str, Dict[str, A
             dgx_fabrics[name] = [n.get("fabric") for n in nics]
         elif info["role"] == "storage":
             for n in nics:
-                addr = _ip(n.get("address")) if isinstance(n.get("address"), str) else None
+                addr = ip_of(n.get("address")) if isinstance(n.get("address"), str) else None
                 if addr is not None:
                     endpoints[addr] = (name, str(n.get("name")), str(n.get("fabric")))
     reachable = sorted(
@@ -507,17 +507,3 @@ def _check_scripts_server(storage: Dict[str, Any], usable: Dict[str, Dict[str, A
                                server, s_host, s_nic, fabric, ", ".join(lacking[:5]) + (
                                    " and %d more" % (len(lacking) - 5) if len(lacking) > 5 else ""),
                                "s" if len(lacking) == 1 else "ve", "it" if len(lacking) == 1 else "they"), fix))
-
-
-# --------------------------------------------------------------------------- model assembly
-def model_from_hostvars(hostvars: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """Build the model from Ansible hostvars (each must carry ``group_names``)."""
-    hosts = {}
-    pod = None
-    for name in sorted(hostvars):
-        hv = hostvars[name] or {}
-        if pod is None and hv.get("pod") is not None:
-            pod = hv.get("pod")
-        hosts[name] = {"groups": list(hv.get("group_names") or []),
-                       "vars": {k: hv.get(k) for k in MODEL_VARS if k != "pod" and hv.get(k) is not None}}
-    return {"pod": pod, "hosts": hosts}
