@@ -11,10 +11,11 @@ def drift_stage_record(dgx_hosts, hostvars, result_var="pod_drift_read"):
     for host in dgx_hosts:
         res = (hostvars.get(host) or {}).get(result_var)
         if res is None:
-            nodes[host] = {"status": "error", "reason": "no result: the DGX was unreachable or its play failed "
-                                                        "before the files could be read"}
+            nodes[host] = {"status": "error", "unreachable": True,
+                           "reason": "no result: the DGX was unreachable or its play failed before the files could "
+                                     "be read"}
         elif res.get("unreachable"):
-            nodes[host] = {"status": "error", "reason": "unreachable: %s" % (res.get("msg") or "")}
+            nodes[host] = {"status": "error", "unreachable": True, "reason": "unreachable: %s" % (res.get("msg") or "")}
         elif res.get("failed") or "files" not in res:
             nodes[host] = {"status": "error",
                            "reason": "pod_drift failed: %s" % (res.get("msg") or res.get("module_stderr") or "")}

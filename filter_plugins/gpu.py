@@ -15,11 +15,11 @@ def gpu_stage_record(dgx_hosts, hostvars, level, result_var="gpu_health_read"):
         res = hv.get(result_var)
         model = hv.get("dgx_model")
         if res is None:
-            nodes[host] = {"status": "error", "dgx_model": model,
+            nodes[host] = {"status": "error", "dgx_model": model, "unreachable": True,
                            "reason": "no result: the DGX was unreachable or its play failed before the health "
                                      "module ran"}
         elif res.get("unreachable"):
-            nodes[host] = {"status": "error", "dgx_model": model,
+            nodes[host] = {"status": "error", "dgx_model": model, "unreachable": True,
                            "reason": "unreachable: %s" % (res.get("msg") or "")}
         elif res.get("failed") or "dgx_gpu" not in res:
             nodes[host] = {"status": "error", "dgx_model": model,

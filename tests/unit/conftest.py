@@ -6,7 +6,7 @@ expectation the way the report prints it ("measured 2 uncorrectable errors (expe
 meets it and gives no cause, fails the test that made it. A test that builds such a result on purpose says so
 with ``@pytest.mark.contradiction_ok``.
 
-Second invariant (issue 38): every CheckResult an evaluator of :data:`SUBJECT_REQUIRED` hands out says what it
+Second invariant (issue 38): every CheckResult a module_util (:data:`SUBJECT_REQUIRED`) hands out says what it
 is about (``subject``) and what kind of check it is (``category``) - the root-cause findings read nothing else.
 A result counts as made by the first module on the stack outside the result type's own helpers (``at_least``,
 ``but``, the simulated policy) and the dataclass machinery; a copy (``but``/``replace``) belongs to whoever made
@@ -21,13 +21,9 @@ import pytest
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result import check as checks
 
 _MU = "ansible_collections.dgxpod.toolkit.plugins.module_utils."
-# The evaluators of the registered stages (report/stages.py) and the registry's own rows. To require a subject and
-# a category of EVERY CheckResult the product makes (once identity, network, NFS mounts, containers, iperf and
-# fio are registered stages too), make this the prefix ("ansible_collections.dgxpod.toolkit.plugins.", plus
-# "library." / "filter_plugins." if they still build results) and test with `maker.startswith(...)` in
-# _subjectless below.
-SUBJECT_REQUIRED = tuple(_MU + m for m in ("gpu.eval", "drift.eval", "switch.eval", "nccl.eval", "training.eval",
-                                           "slurm.eval", "slurm.drain", "report.stages"))
+# Every module_util of the product: the registered stages' evaluators (report/stages.py), the registry's own rows
+# and whatever else hands out a CheckResult.
+SUBJECT_REQUIRED = (_MU,)
 # modules that build a result on someone else's behalf: the result type, dataclasses
 _ON_BEHALF = {checks.__name__, "dataclasses", __name__}
 
@@ -69,7 +65,7 @@ def _maker() -> str:
 def _subjectless(made, owner, copied):
     return ["check %s on %s (made by %s): %s" % (r.check, r.host, owner[id(r)], ", ".join(
         k for k in ("subject", "category") if getattr(r, k) is None))
-        for r in made if owner[id(r)] in SUBJECT_REQUIRED and id(r) not in copied
+        for r in made if owner[id(r)].startswith(SUBJECT_REQUIRED) and id(r) not in copied
         and (r.subject is None or r.category is None)]
 
 

@@ -99,4 +99,6 @@ def sample_stages(perf=None):
 
 
 if __name__ == "__main__":  # write a sample for trying the role by hand: python tests/unit/perf_sample.py > x.json
-    print(json.dumps({"pod_perf": sample_perf()}, indent=1))
+    perf = sample_perf()  # as validate_perf.yml records its two stages (playbooks/tasks/record_stage.yml)
+    print(json.dumps({"pod_stages": {"iperf": {"run": perf["run"], "tests": perf["iperf"]["tests"]},
+                                     "fio": {"run": perf["run"], "steps": perf["fio"]["steps"]}}}, indent=1))

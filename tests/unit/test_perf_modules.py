@@ -385,7 +385,7 @@ def test_report_role_writes_four_files(tmp_path):
     run = tmp_path / "pod-in-a-box" / "latest"
     assert sorted(os.listdir(run)) == ["junit.xml", "report.html", "report.md", "results.json"]
     results = json.loads((run / "results.json").read_text())
-    assert results["schema_version"] == 4 and results["summary"]["fail"] == 3
+    assert results["schema_version"] == 5 and results["summary"]["fail"] == 3
     assert ET.parse(str(run / "junit.xml")).getroot().get("failures") == "3"
     assert (run / "report.md").read_text().startswith("**SIMULATED POD")
     # the closing message lists the findings first (the pod index came from the inventory), then the checks

@@ -199,7 +199,7 @@ def test_record_names_unreachable_and_failed_nodes():
           "c": {"pod_drift_read": {"failed": True, "msg": "boom"}}, "d": {}}
     rec = drift.drift_stage_record(["a", "b", "c", "d"], hv)["nodes"]
     assert rec["a"]["status"] == "ok" and rec["a"]["files"][0]["name"] == "hosts"
-    assert rec["b"] == {"status": "error", "reason": "unreachable: ssh: timed out"}
+    assert rec["b"] == {"status": "error", "unreachable": True, "reason": "unreachable: ssh: timed out"}
     assert rec["c"]["reason"] == "pod_drift failed: boom" and "unreachable" in rec["d"]["reason"]
 
 
@@ -212,7 +212,7 @@ def test_evaluation_names_node_file_and_difference():
             _file("nccl_env", "/etc/dgxpod/nccl.env", "missing",
                   "/etc/dgxpod/nccl.env is missing (the deploy writes it)")]},
         "sim-dgx1": {"status": "ok", "containers": [], "files": [_file("hosts", "/etc/hosts", "ok")]},
-        "sim-dgx4": {"status": "error", "reason": "unreachable: timed out"}}}
+        "sim-dgx4": {"status": "error", "unreachable": True, "reason": "unreachable: timed out"}}}
     res = {(r.check, r.host): r for r in drift_eval.evaluate(meas, {}, {})}
     assert res[("drift_hosts", "sim-dgx1")].status == "pass"
     hosts = res[("drift_hosts", "sim-dgx2")]

@@ -140,6 +140,7 @@ def emittable_checks():
                                         text))
                 names.update(re.findall(r"""\(\s*["']([a-z][a-z0-9_]+)["']\s*,""", text))
                 names.update(re.findall(r"^\s*check: ([a-z][a-z0-9_]+)\s*$", text, re.M))
+                names.update(re.findall(r"""^[A-Z_]*CHECK[A-Z_]* = ["']([a-z][a-z0-9_]+)["']""", text, re.M))
                 if name == "drift.yml":  # the drift stage names its checks drift_<file entry name>
                     names.update("drift_" + n for n in re.findall(r"^\s+name: ([a-z][a-z0-9_]+)\s*$", text, re.M))
     return names

@@ -53,11 +53,8 @@ def _one(node: str, r: Dict[str, Any]) -> CheckResult:
 
 
 def _unreachable(rec: Dict[str, Any]) -> bool:
-    """The node did not answer: the record says so (``unreachable``), or it is one of filter_plugins/drift.py's
-    two records of a DGX without a result (Ansible found it unreachable, or no result at all)."""
-    if rec.get("unreachable") is not None:
-        return bool(rec["unreachable"])
-    return str(rec.get("reason") or "").startswith(("unreachable", "no result"))
+    """The node did not answer: its record says so (``unreachable``, filter_plugins/drift.py)."""
+    return bool(rec.get("unreachable"))
 
 
 def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context: Dict[str, Any]) -> List[CheckResult]:

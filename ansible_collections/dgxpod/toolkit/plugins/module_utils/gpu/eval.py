@@ -326,13 +326,9 @@ def _consistency(check: str, values: Dict[str, Optional[str]], what: str) -> Che
 
 
 def _unreachable(entry: Dict[str, Any]) -> bool:
-    """The DGX did not answer: the record says so (``unreachable: true`` or status ``unreachable``), or it is
-    one of filter_plugins/gpu.py's two records of a DGX without a result (Ansible found it unreachable, or
-    no result at all: unreachable or its play failed before the module ran)."""
-    if entry.get("unreachable") is not None:
-        return bool(entry["unreachable"])
-    return entry.get("status") == "unreachable" or str(entry.get("reason") or "").startswith(("unreachable",
-                                                                                             "no result"))
+    """The DGX did not answer: its record says so (``unreachable: true`` or status ``unreachable``;
+    filter_plugins/gpu.py)."""
+    return bool(entry.get("unreachable")) or entry.get("status") == "unreachable"
 
 
 def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context: Dict[str, Any]) -> List[CheckResult]:
