@@ -217,14 +217,7 @@ def missing(doc: str) -> List[str]:
             if not exists(p, doc)]
 
 
-# The lead rewrites these sections of docs/architecture.md at the end of issue 38 ("How to add a stage", "The stage
-# registry": module_utils/<tool>_parse.py and module_utils/<stage>_eval.py are per-package files now); then this
-# mark goes (strict: the test says when it passes).
-PENDING = {"docs/architecture.md": "issue 38: the lead rewrites 'How to add a stage' and 'The stage registry'"}
-
-
-@pytest.mark.parametrize("doc", [pytest.param(d, marks=pytest.mark.xfail(strict=True, reason=PENDING[d]))
-                                 if d in PENDING else d for d in documents()])
+@pytest.mark.parametrize("doc", documents())
 def test_every_path_a_document_names_exists(doc):
     gone = missing(doc)
     assert gone == [], "paths that do not exist (a stale name after a move?):\n" + "\n".join(gone)
