@@ -296,8 +296,8 @@ def _label(results: Sequence[Mapping[str, Any]], members: List[int], root: Optio
     parts = []
     for name, cs in by.items():
         n = len(cs)
-        if all(c.get("status") == "fail" and _reaches(c, host) for c in cs):
-            parts.append("%d node%s failed %s to %s" % (n, "s'" if n > 1 else "'s", _attempts(cs), host))
+        if all(c.get("status") == "fail" and _pings(c, host) for c in cs):
+            parts.append("%d node%s failed pings to %s" % (n, "s'" if n > 1 else "'s", host))
         elif all(subject(c).get("peer") and c.get("category") in PERF_CATEGORIES for c in cs):
             parts.append("%d %s pair check%s" % (n, name, "s" if n > 1 else ""))
         else:
@@ -305,17 +305,12 @@ def _label(results: Sequence[Mapping[str, Any]], members: List[int], root: Optio
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def _reaches(c: Mapping[str, Any], node: str) -> bool:
-    """The check lists a problem reaching ``node`` (a ping or a mount's I/O towards it)."""
-    return any(a.get("category") == REACH and node in (a.get("peer"), a.get("address"))
-               for a in c.get("problem_subjects") or [] if isinstance(a, Mapping))
-
-
-def _attempts(cs: Sequence[Mapping[str, Any]]) -> str:
-    """What the checks tried towards the node, as the report says it: their stage's own word for it when one
-    names it (network: pings), else 'checks'."""
-    stages = {c.get("stage") for c in cs}
-    return "pings" if stages == {"network"} else "%s checks" % cs[0].get("check")
+def _pings(c: Mapping[str, Any], node: str) -> bool:
+    """The check is the network stage's and lists a failed ping towards ``node`` (a REACH problem): the summary
+    says 'failed pings' for it."""
+    return c.get("stage") == "network" and any(
+        a.get("category") == REACH and node in (a.get("peer"), a.get("address"))
+        for a in c.get("problem_subjects") or [] if isinstance(a, Mapping))
 
 
 def _finish(drafts: List[_Draft], results: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
