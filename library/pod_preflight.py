@@ -135,6 +135,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.model imp
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import (locate, locate_scope,
     scan_inventory, unread_inventory_values)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import check_pod_validation
 
 
 def _groups(hosts, host):
@@ -237,6 +238,7 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
     findings = validate(model, profiles)
     findings += check_pfc_priorities(pfc_priority, host_pfc_priorities, switch_options)
     findings += check_profile(model, profiles_dir, profiles)
+    findings += check_pod_validation(model, profiles_dir, profiles)
     if not errors(findings):
         # host/switch QoS and subnet agreement needs a sound model (it derives each switch's config); MTU is
         # checked above already, so only the PFC and VLAN subnet findings are added here

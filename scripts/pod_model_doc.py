@@ -111,8 +111,8 @@ MEANINGS["slurm"] = {
 }
 # Keys the old hand-written tables did not have (found when the tables became generated).
 MEANINGS["pod"]["validation"] = ("expectation overrides and sizing inputs for validate.yml (`expectations`, "
-                                 "`workload`, `dataset_tb`, `caches_tb`, `relative_fraction_of_peers`, ...; "
-                                 "docs/validation.md)")
+                                 "`workload`, `dataset_tb`, `caches_tb`; nothing else is read: a threshold goes "
+                                 "under `expectations.<category>`; docs/validation.md)")
 MEANINGS["switch"]["raw_cli"] = ("lines appended verbatim to the rendered config: the escape hatch for what the model "
                                  "lacks (e.g. 004's `transceiver qsfp default-mode 4x10G`; docs/switches.md)")
 

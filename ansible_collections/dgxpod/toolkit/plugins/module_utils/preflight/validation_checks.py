@@ -1,0 +1,355 @@
+# -*- coding: utf-8 -*-
+"""``pod.validation``: the expectation overrides and sizing inputs validate.yml reads (issue 46, class 2).
+
+Nothing else reads these values before a stage judges a measurement against them, so a mistake here shows up
+hours later as every link failing (a percentage, 80, where a fraction, 0.8, is read), as a check that can never
+fail (0.97 where a percentage is read), or as nothing at all (a misspelt key is merged and never read). Checked
+against what the RA profiles hold (``profiles/<name>.yml``, ``expectations``; docs/validation.md "Overriding an
+expectation for one pod"):
+
+- ``pod.validation`` holds ``expectations``, ``workload``, ``dataset_tb`` and ``caches_tb`` only;
+- ``expectations.<category>.<key>`` is a key some RA profile has (a key under the wrong category is named with
+  the right one), and an override written as a mapping has the profile item's keys (``value``, ``source``, ...);
+- a value has the profile's type (a number, a table of numbers, a name) and its unit: ``*_fraction*`` keys are
+  fractions of 1, ``*_percent`` keys percentages, other figures are in the profile's ``unit`` (a ``unit:`` other
+  than the profile's is not converted); no negative threshold, no figure 100 times off the profile's;
+- ``workload`` is a workload class the profile sizes; ``dataset_tb`` a positive number; ``caches_tb`` a mapping of
+  cache name to TB.
+
+Pure: takes the pod and the profiles' ``profile`` mappings, returns ``Finding`` objects on ``pod.validation...``
+(preflight's sources name the file and line)."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import load_profile
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding, suggest
+
+__all__ = ["check_pod_validation", "check_validation", "VALIDATION_KEYS"]
+
+# The keys of pod.validation and what each is (docs/validation.md).
+VALIDATION_KEYS = {
+    "expectations": "overrides of the RA profile's expectations, same layout (expectations.<category>.<key>)",
+    "workload": "the workload class the RA sizing uses (a key of the profile's sizing tables)",
+    "dataset_tb": "the dataset size in TB (the cache-hit estimate)",
+    "caches_tb": "a mapping of cache name to its size in TB (e.g. {linux page cache: 0.5, isilon: 2})",
+}
+_RATIO = 100.0  # a figure this many times off the profile's is in another unit (GB/s for MB/s, Gb/s for MB/s)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _fmt(value: float) -> str:
+    return ("%.6f" % value).rstrip("0").rstrip(".")
+
+
+def _known(profiles: Iterable[Mapping[str, Any]]) -> Dict[str, Dict[str, List[Any]]]:
+    """category -> key -> the profile items (the current profile's first) of every profile that has the key."""
+    out: Dict[str, Dict[str, List[Any]]] = {}
+    for prof in profiles:
+        exp = prof.get("expectations") if isinstance(prof, Mapping) else None
+        for cat, keys in (exp or {}).items():
+            if isinstance(keys, Mapping):
+                for key, item in keys.items():
+                    out.setdefault(str(cat), {}).setdefault(str(key), []).append(item)
+    return out
+
+
+def _item_value(item: Any) -> Any:
+    return item.get("value") if isinstance(item, Mapping) and "value" in item else item
+
+
+def check_validation(pod: Any, profile: Optional[Mapping[str, Any]], others: Iterable[Mapping[str, Any]] = (),
+                     host: Optional[str] = None) -> List[Finding]:
+    """Findings on ``pod.validation`` (see the module docstring). ``profile`` is the pod's RA profile (``None`` when
+    ``pod.ra_profile`` names none: the layout is then every profile's), ``others`` the other profiles."""
+    out: List[Finding] = []
+    validation = pod.get("validation") if isinstance(pod, Mapping) else None
+    if not isinstance(validation, Mapping):
+        return out  # absent, or not a mapping (the schema says so)
+    profiles = ([profile] if isinstance(profile, Mapping) else []) + [p for p in others if isinstance(p, Mapping)]
+    known = _known(profiles)
+    for key in validation:
+        if key in VALIDATION_KEYS:
+            continue
+        out.append(_misplaced(str(key), known, host))
+    exp = validation.get("expectations")
+    if exp is not None:
+        _check_expectations(exp, known, profile, host, out)
+    workload = validation.get("workload")
+    if workload is not None:
+        own = {"expectations": exp} if isinstance(exp, Mapping) else {}  # the pod may size a class of its own
+        _check_workload(workload, profile, profiles, own, host, out)
+    path = "pod.validation.dataset_tb"
+    tb = validation.get("dataset_tb")
+    if tb is not None and (not _number(tb) or tb <= 0):
+        out.append(Finding(host, "pod", path, "%r is not a dataset size in TB (a number above 0)" % (tb,),
+                           "write the dataset's size in TB as a number, e.g. dataset_tb: 22"))
+    caches = validation.get("caches_tb")
+    path = "pod.validation.caches_tb"
+    if caches is not None:
+        if not isinstance(caches, Mapping):
+            out.append(Finding(host, "pod", path, "%r is not a mapping of cache name to TB" % (caches,),
+                               "write caches_tb: {<cache name>: <TB>, ...}, e.g. {linux page cache: 0.5, isilon: 2}"))
+        else:
+            for name, size in caches.items():
+                if not _number(size) or size < 0:
+                    out.append(Finding(host, "pod", "%s.%s" % (path, name), "%r is not a cache size in TB (a number "
+                                       "0 or above)" % (size,), "write the cache's size in TB as a number"))
+    return out
+
+
+def check_pod_validation(model: Mapping[str, Any], profiles_dir: str, profiles: Iterable[str]) -> List[Finding]:
+    """``check_validation`` on the model's pod, against its RA profile (``profiles_dir/<pod.ra_profile>.yml``) and
+    the others (a profile that cannot be read is left out: the RA profile check names it)."""
+    pod = model.get("pod")
+    if not isinstance(pod, Mapping) or not isinstance(pod.get("validation"), Mapping):
+        return []
+    loaded: Dict[str, Mapping[str, Any]] = {}
+    for name in profiles:
+        try:
+            loaded[name] = load_profile(name, profiles_dir)
+        except ValueError:
+            continue
+    own = loaded.pop(str(pod.get("ra_profile")), None)
+    host = next(iter(model.get("hosts") or {}), None)
+    return check_validation(pod, own, [loaded[n] for n in sorted(loaded)], host)
+
+
+def _and(words: List[str]) -> str:
+    return words[0] if len(words) == 1 else "%s and %s" % (", ".join(words[:-1]), words[-1])
+
+
+def _misplaced(key: str, known: Dict[str, Dict[str, List[Any]]], host: Optional[str]) -> Finding:
+    path = "pod.validation.%s" % key
+    if key in known:
+        return Finding(host, "pod", path, "'%s' is an expectation category: pod.validation reads it only under "
+                       "expectations, so it changes nothing here" % key,
+                       "move it under pod.validation.expectations (pod.validation.expectations.%s)" % key)
+    cats = sorted(c for c, keys in known.items() if key in keys)
+    if cats:
+        return Finding(host, "pod", path, "'%s' is an expectation of %s: pod.validation reads it only under "
+                       "expectations.<category>, so it changes nothing here" % (key, _and(cats)),
+                       ("move it to pod.validation.expectations.%s.%s" % (cats[0], key)) if len(cats) == 1 else
+                       "move it under pod.validation.expectations.<category>.%s for the stage it is for (%s)" % (
+                           key, ", ".join(cats)))
+    close = suggest(key, VALIDATION_KEYS)
+    return Finding(host, "pod", path, "unknown key: pod.validation reads %s; nothing reads '%s'" % (
+        ", ".join(VALIDATION_KEYS), key), ("did you mean '%s'?" % close) if close else
+        "remove it, or put an expectation override under expectations.<category>.<key> (docs/validation.md)")
+
+
+def _check_expectations(exp: Any, known: Dict[str, Dict[str, List[Any]]], profile: Optional[Mapping[str, Any]],
+                        host: Optional[str], out: List[Finding]) -> None:
+    base = "pod.validation.expectations"
+    if not isinstance(exp, Mapping):
+        out.append(Finding(host, "pod", base, "%r is not a mapping" % (exp,), "write expectations as the RA profile "
+                           "lays them out: <category>: {<key>: {value: ..., source: ...}}"))
+        return
+    own = (profile or {}).get("expectations") if isinstance(profile, Mapping) else None
+    own = own if isinstance(own, Mapping) else {}
+    for cat, keys in exp.items():
+        cpath = "%s.%s" % (base, cat)
+        cat = str(cat)
+        if cat not in known:
+            where = sorted(c for c, ks in known.items() if cat in ks)
+            close = suggest(cat, known)
+            out.append(Finding(host, "pod", cpath, "unknown expectation category '%s': the RA profiles have %s, "
+                               "nothing reads it" % (cat, ", ".join(sorted(known))),
+                               ("'%s' is a key of %s: write it as %s.%s.%s" % (cat, where[0], base, where[0], cat))
+                               if where else ("did you mean '%s'?" % close) if close else
+                               "use one of the categories listed"))
+            continue
+        if not isinstance(keys, Mapping):
+            out.append(Finding(host, "pod", cpath, "%r is not a mapping" % (keys,), "write %s as a mapping of "
+                               "expectation keys (%s)" % (cat, ", ".join(sorted(known[cat])))))
+            continue
+        for key, value in keys.items():
+            kpath = "%s.%s" % (cpath, key)
+            key = str(key)
+            if key not in known[cat]:
+                where = sorted(c for c, ks in known.items() if key in ks)
+                close = suggest(key, known[cat])
+                out.append(Finding(host, "pod", kpath, "unknown expectation '%s' in %s: nothing reads it, the "
+                                   "profile's threshold stays" % (key, cat),
+                                   ("did you mean '%s'?" % close) if close else
+                                   ("it is an expectation of %s: move it to %s.%s.%s" % (where[0], base, where[0], key))
+                                   if where else "use one of %s" % ", ".join(sorted(known[cat]))))
+                continue
+            ref = ((own.get(cat) or {}).get(key) if isinstance(own.get(cat), Mapping) else None)
+            if ref is None:
+                ref = known[cat][0]
+            _check_item(value, ref, known[cat][key], cat, key, kpath, host, out)
+
+
+def _check_item(value: Any, ref: Any, items: List[Any], cat: str, key: str, path: str, host: Optional[str],
+                out: List[Finding]) -> None:
+    """One override against the profile item ``ref`` (``{value, source, unit, ...}`` or a bare value)."""
+    ref_value = _item_value(ref)
+    unit = ref.get("unit") if isinstance(ref, Mapping) else None
+    if isinstance(value, Mapping) and ("value" in value or not isinstance(ref_value, Mapping)):
+        item_keys: Set[str] = {"value", "source"}
+        for it in items:
+            if isinstance(it, Mapping):
+                item_keys |= {str(k) for k in it}
+        for k in value:
+            if str(k) not in item_keys:
+                close = suggest(k, item_keys)
+                out.append(Finding(host, "pod", "%s.%s" % (path, k), "unknown key of an expectation override "
+                                   "(it has %s)" % ", ".join(sorted(item_keys)),
+                                   ("did you mean '%s'?" % close) if close else "remove it"))
+        if "value" not in value:
+            out.append(Finding(host, "pod", path, "the override has no value: the profile's %s stays" % (
+                _describe(ref_value)), "write %s: {value: <new value>, source: <why>} or the bare value" % key))
+            return
+        if value.get("unit") is not None and unit is not None and value["unit"] != unit:
+            out.append(Finding(host, "pod", path + ".unit", "unit %r: the toolkit reads %s.%s in %s and does not "
+                               "convert" % (value["unit"], cat, key, unit),
+                               "write the value in %s and unit: %s (or drop unit)" % (unit, unit)))
+        if value.get("link_gbps") is not None and (not _number(value["link_gbps"]) or value["link_gbps"] <= 0):
+            out.append(Finding(host, "pod", path + ".link_gbps", "%r is not a link speed in Gb/s" % (
+                value["link_gbps"],), "write the link speed the figure was measured on, in Gb/s (e.g. 100)"))
+        _check_value(value["value"], ref_value, unit, key, path + ".value", host, out)
+        return
+    _check_value(value, ref_value, unit, key, path, host, out)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_value(value: Any, ref: Any, unit: Optional[str], key: str, path: str, host: Optional[str],
+                 out: List[Finding]) -> None:
+    if isinstance(ref, Mapping):  # a table: per DGX model, GPU or workload class
+        if not isinstance(value, Mapping):
+            out.append(Finding(host, "pod", path, "%s is not a table: %s is read per %s (%s)" % (
+                _describe(value), key, _table_of(key), ", ".join(str(k) for k in ref)),
+                "write it as a mapping, e.g. {%s: <%s>}" % (next(iter(ref), "name"), unit or "value")))
+            return
+        names = set(str(k) for k in ref) | (set(DGX_MODELS) if _table_of(key) == "DGX model" else set())
+        for k, v in value.items():
+            if str(k) not in names:
+                close = suggest(k, names)
+                sev = "error" if close or _table_of(key) == "DGX model" else "warning"
+                out.append(Finding(host, "pod", "%s.%s" % (path, k), "'%s' is not a %s the profile's %s has (%s): "
+                                   "nothing looks it up" % (k, _table_of(key), key, ", ".join(sorted(names))),
+                                   ("did you mean '%s'?" % close) if close else "use one of %s" % ", ".join(
+                                       sorted(names)), severity=sev))
+                continue
+            sub = ref.get(k) if str(k) in ref else None
+            _check_scalar(v, sub, unit, key, "%s.%s" % (path, k), host, out)
+        return
+    if isinstance(ref, str):
+        if not isinstance(value, str) or not value.strip():
+            out.append(Finding(host, "pod", path, "%s is not a name like the profile's %r" % (_describe(value), ref),
+                               "write a name, e.g. %s" % ref))
+        return
+    _check_scalar(value, ref, unit, key, path, host, out)
+
+
+def _table_of(key: str) -> str:
+    if key.endswith("busbw"):
+        return "DGX model"
+    if key.endswith("per_gpu") and key.startswith("images"):
+        return "GPU"
+    return "workload class"
+
+
+def _check_scalar(value: Any, ref: Any, unit: Optional[str], key: str, path: str, host: Optional[str],
+                  out: List[Finding]) -> None:
+    """A threshold: a number of the key's kind (fraction, percentage, count, a figure in ``unit``)."""
+    fraction = "fraction" in key
+    percent = key.endswith("_percent")
+    count = not fraction and not percent and unit is None and isinstance(ref, int) and not isinstance(ref, bool)
+    what = ("a fraction of 1 (0.8 = 80%)" if fraction else "a percentage (97 = 97%)" if percent else
+            "a whole number" if count else "a number in %s" % unit if unit else "a number")
+    if not _number(value):
+        hint = ""
+        if isinstance(value, str):
+            text = value.strip().rstrip("%").strip()
+            for word in (unit or "", "MB/s", "GB/s", "Gb/s"):
+                if word and text.endswith(word):
+                    text = text[:-len(word)].strip()
+            try:
+                float(text.replace(",", ""))
+                hint = " (a string: YAML reads a number only without quotes, units or %)"
+            except ValueError:
+                pass
+        out.append(Finding(host, "pod", path, "%s is not a number%s; %s is %s" % (_describe(value), hint, key, what),
+                           "write %s without quotes%s" % (what, ", e.g. %s" % _fmt(ref) if _number(ref) else "")))
+        return
+    if value < 0:
+        out.append(Finding(host, "pod", path, "%s is negative: a threshold below 0 never fails" % _fmt(value),
+                           "write %s%s" % (what, " (the profile has %s)" % _fmt(ref) if _number(ref) else "")))
+        return
+    if fraction and value > 1:
+        if value <= 100:
+            out.append(Finding(host, "pod", path, "%s is a percentage: %s is a fraction of 1, so %s asks for %s times "
+                               "the reference and every measurement fails" % (_fmt(value), key, _fmt(value),
+                                                                              _fmt(value)),
+                               "write %s (%s%%)" % (_fmt(value / 100.0), _fmt(value))))
+        else:
+            out.append(Finding(host, "pod", path, "%s is outside 0..1: %s is a fraction of 1" % (_fmt(value), key),
+                               "write a fraction such as %s" % (_fmt(ref) if _number(ref) else "0.8")))
+        return
+    if percent:
+        if 0 < value <= 1:
+            out.append(Finding(host, "pod", path, "%s is a fraction: %s is a percentage, so %s%% never fails" % (
+                _fmt(value), key, _fmt(value)), "write %s (%s as a percentage)" % (_fmt(value * 100), _fmt(value))))
+        elif value > 100:
+            out.append(Finding(host, "pod", path, "%s is above 100: %s is a percentage" % (_fmt(value), key),
+                               "write a percentage from 0 to 100"))
+        return
+    if count:
+        if not isinstance(value, int) or value < 1:
+            out.append(Finding(host, "pod", path, "%s is not a whole number of 1 or more: %s counts" % (
+                _fmt(value), key), "write a whole number, e.g. %s" % ref))
+        return
+    if fraction:
+        return
+    if value == 0:
+        out.append(Finding(host, "pod", path, "0: a figure of 0 %s never fails" % (unit or ""),
+                           "write %s%s" % (what, " (the profile has %s)" % _fmt(ref) if _number(ref) else "")))
+        return
+    if _number(ref) and ref > 0 and (value * _RATIO <= ref or value >= ref * _RATIO):
+        out.append(Finding(host, "pod", path, "%s is %s times %s the profile's %s%s: written in another unit? %s is "
+                           "read in %s" % (_fmt(value), _fmt(round(max(value / ref, ref / value))),
+                                           "below" if value < ref else "above", _fmt(ref),
+                                           (" " + unit) if unit else "", key, unit or "the profile's unit"),
+                           "write the figure in %s" % (unit or "the profile's unit")))
+
+
+def _workloads(profile: Mapping[str, Any]) -> Set[str]:
+    sizing = (profile.get("expectations") or {}).get("sizing") if isinstance(profile, Mapping) else None
+    if not isinstance(sizing, Mapping):
+        return set()
+    out = {str(sizing["workload"])} if isinstance(sizing.get("workload"), str) else set()
+    for table in ("mbps_per_gpu", "gpus_per_storage_node"):
+        value = _item_value(sizing.get(table))
+        if isinstance(value, Mapping):
+            out |= {str(k) for k in value}
+    return out
+
+
+def _check_workload(workload: Any, profile: Optional[Mapping[str, Any]], profiles: List[Mapping[str, Any]],
+                    own: Mapping[str, Any], host: Optional[str], out: List[Finding]) -> None:
+    path = "pod.validation.workload"
+    names = _workloads(profile) if isinstance(profile, Mapping) else set()
+    if not names:
+        for prof in profiles:
+            names |= _workloads(prof)
+    names |= _workloads(own)
+    if not isinstance(workload, str) or not workload.strip():
+        out.append(Finding(host, "pod", path, "%s is not a workload class" % _describe(workload),
+                           "write one of %s" % ", ".join(sorted(names)) if names else "write a workload class name"))
+        return
+    if names and workload not in names:
+        close = suggest(workload, names)
+        out.append(Finding(host, "pod", path, "'%s' is not a workload class the RA profile sizes (%s): the sizing "
+                           "would have no figures for it" % (workload, ", ".join(sorted(names))),
+                           ("did you mean '%s'?" % close) if close else "use one of %s, or add its figures under "
+                           "expectations.sizing (mbps_per_gpu, gpus_per_storage_node)" % ", ".join(sorted(names))))

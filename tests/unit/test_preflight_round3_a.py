@@ -1,0 +1,81 @@
+"""Preflight, issue 46 (bad input, round 3), classes 1-3: where Ansible reads the pod from (a second vars file
+replaces the whole mapping), pod.validation's thresholds and overrides, and mount paths that collide. Each case makes
+one mistake in a copy of a reference inventory and asserts one error naming the file and line, the key and a fix."""
+from __future__ import annotations
+
+import pytest
+
+from inventory_util import POD, assert_case_rejected
+
+
+def _validation(**values):
+    """An edit of pod.yml: pod.validation updated with ``values``."""
+    def change(d):
+        d["pod"].setdefault("validation", {}).update(values)
+    return change
+
+
+def _override(cat, key, value):
+    """An edit of pod.yml: pod.validation.expectations.<cat>.<key> set to ``value``."""
+    def change(d):
+        exp = d["pod"].setdefault("validation", {}).setdefault("expectations", {})
+        exp.setdefault(cat, {})[key] = value
+    return change
+
+
+E = "pod.validation.expectations."
+# (id, reference inventory, file to edit, change, expected file, key, message fragment, fix fragment)
+VALIDATION_CASES = [
+    ("percentage-for-a-fraction", "dgxpod", POD,
+     _override("network", "tcp_fraction_of_port_rate", {"value": 90, "source": "ticket 1"}),
+     POD, E + "network.tcp_fraction_of_port_rate.value", "90 is a percentage", "write 0.9 (90%)"),
+    ("percentage-for-a-fraction-bare", "dgxa100-powerscale", POD, _override("storage", "read_fraction_of_links", 85),
+     POD, E + "storage.read_fraction_of_links", "is a fraction of 1", "write 0.85"),
+    ("fraction-for-a-percentage", "dgx-ess3000", POD, _override("training", "gpu_util_percent", 0.97),
+     POD, E + "training.gpu_util_percent", "0.97 is a fraction", "write 97"),
+    ("negative-threshold", "sim", POD, _override("nccl", "relative_fraction_of_peers", {"value": -0.25}),
+     POD, E + "nccl.relative_fraction_of_peers.value", "negative", "a fraction of 1"),
+    ("misspelt-expectation", "sim", POD, _override("network", "relative_fraction_of_peer", {"value": 0.5}),
+     POD, E + "network.relative_fraction_of_peer", "unknown expectation", "did you mean 'relative_fraction_of_peers'"),
+    ("misspelt-category", "dgxpod", POD, _override("netwrok", "tcp_fraction_of_port_rate", 0.8),
+     POD, E + "netwrok", "unknown expectation category", "did you mean 'network'"),
+    ("expectation-in-wrong-category", "dgxpod", POD, _override("storage", "plateau_sizes", 2),
+     POD, E + "storage.plateau_sizes", "unknown expectation", "move it to pod.validation.expectations.nccl"),
+    ("misspelt-validation-key", "dgxpod", POD, _validation(expectation={"network": {}}),
+     POD, "pod.validation.expectation", "unknown key", "did you mean 'expectations'"),
+    ("category-outside-expectations", "dgxa100-powerscale", POD,
+     _validation(nccl={"relative_fraction_of_peers": 0.5}),
+     POD, "pod.validation.nccl", "expectation category", "pod.validation.expectations.nccl"),
+    ("key-outside-expectations", "dgxpod", POD, _validation(relative_fraction_of_peers=0.5),
+     POD, "pod.validation.relative_fraction_of_peers", "changes nothing here", "pod.validation.expectations."),
+    ("override-key-misspelt", "sim", POD, _override("storage", "relative_fraction_of_peers", {"vaule": 0.4}),
+     POD, E + "storage.relative_fraction_of_peers.vaule", "unknown key of an expectation override",
+     "did you mean 'value'"),
+    ("threshold-as-a-string", "dgxpod", POD, _override("network", "tcp_fraction_of_port_rate", {"value": "0.8"}),
+     POD, E + "network.tcp_fraction_of_port_rate.value", "is not a number (a string", "without quotes"),
+    ("threshold-with-its-unit", "dgxpod", POD, _override("storage", "read_per_nfs_mount", "1800 MB/s"),
+     POD, E + "storage.read_per_nfs_mount", "is not a number", "a number in MB/s"),
+    ("unit-not-converted", "dgxa100-powerscale", POD,
+     _override("storage", "ra_read_per_dgx", {"value": 4.9, "unit": "GB/s"}),
+     POD, E + "storage.ra_read_per_dgx.unit", "does not convert", "write the value in MB/s"),
+    ("figure-in-another-unit", "dgxpod", POD, _override("storage", "read_per_nfs_mount", 2.5),
+     POD, E + "storage.read_per_nfs_mount", "times below the profile's 2500 MB/s", "in MB/s"),
+    ("count-not-whole", "dgx-ess3000", POD, _override("nccl", "plateau_sizes", 2.5),
+     POD, E + "nccl.plateau_sizes", "not a whole number", "write a whole number"),
+    ("busbw-table-as-a-number", "dgxa100-powerscale", POD, _override("nccl", "single_node_busbw", 200),
+     POD, E + "nccl.single_node_busbw", "is not a table", "dgx1"),
+    ("busbw-table-unknown-model", "dgxa100-powerscale", POD,
+     _override("nccl", "single_node_busbw", {"value": {"dgx-a100": 200}}),
+     POD, E + "nccl.single_node_busbw.value.dgx-a100", "is not a DGX model", "did you mean 'dgxa100'"),
+    ("workload-misspelt", "dgxpod", POD, _validation(workload="training-small-image"),
+     POD, "pod.validation.workload", "not a workload class the RA profile sizes", "training-small-images"),
+    ("dataset-tb-negative", "dgxpod", POD, _validation(dataset_tb=-22),
+     POD, "pod.validation.dataset_tb", "not a dataset size", "in TB"),
+    ("caches-tb-a-number", "dgxpod", POD, _validation(caches_tb=2),
+     POD, "pod.validation.caches_tb", "not a mapping", "linux page cache"),
+]
+
+
+@pytest.mark.parametrize("case", VALIDATION_CASES, ids=[c[0] for c in VALIDATION_CASES])
+def test_validation_mistake_rejected(tmp_path, case):
+    assert_case_rejected(tmp_path, case)
