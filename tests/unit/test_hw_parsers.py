@@ -432,6 +432,59 @@ def test_mlnx_qos_malformed(text, words):
     assert_refused(hp.parse_mlnx_qos, text, "mlnx_qos", words)
 
 
+def test_mlnx_qos_rate_limit_notice_tc_lines_without_prefix():
+    """'Rate limit is not supported on your system!': the TC lines lose their 'tc: N ratelimit: R, tsa:' prefix;
+    PFC, trust and buffers are still read, each TC keeps its TSA and priorities, tc/ratelimit say 'not read'."""
+    q = hp.parse_mlnx_qos(fixture("mlnx_qos_ratelimit_unsupported__mlnx_tools_printing_notices.txt"))
+    assert q["trust"] == "dscp" and q["pfc_priorities"] == [3] and q["receive_buffer_total"] == 262016
+    assert q["notices"] == ["Rate limit is not supported on your system!"] and q["unsupported"] == ["ratelimit"]
+    assert [t["priorities"] for t in q["tcs"]] == [[1], [0], [2], [3], [4], [5], [6], [7]]
+    assert all(t["tc"] is None and t["ratelimit"] is None and t["tsa"] == "vendor" for t in q["tcs"])
+
+
+def test_mlnx_qos_trust_and_buffer_notices():
+    q = hp.parse_mlnx_qos(fixture("mlnx_qos_trust_buffers_unsupported__mlnx_tools_printing_notices.txt"))
+    assert q["trust"] is None and q["unsupported"] == ["trust", "buffers"] and len(q["notices"]) == 2
+    assert q["pfc_priorities"] == [3] and q["pfc_buffer"] is None and q["receive_buffer_sizes"] is None
+    assert q["dscp2prio"] == {} and [t["tc"] for t in q["tcs"]] == list(range(8))
+
+
+def test_mlnx_qos_ets_layout_without_rate_limits():
+    q = hp.parse_mlnx_qos(fixture("mlnx_qos_ets_ratelimit_buffers_unsupported__mlnx_tools_printing_notices.txt"))
+    assert q["trust"] == "pcp" and q["pfc_priorities"] == [0, 2, 6, 7] and q["unsupported"] == ["buffers",
+                                                                                                "ratelimit"]
+    assert [(t["tsa"], t["bw"]) for t in q["tcs"]][5:] == [("ets", 10), ("strict", None), ("ets", 40)]
+
+
+@pytest.mark.parametrize("notice,feature", [
+    ("Priority trust mode is not supported on your system", "trust"),  # mlnx-tools 5c00758 (before OFED 4.2)
+    ("Rate limit is not supported on your system!", "ratelimit"),
+    ("Buffers commands are not supported on your system", "buffers"),
+    ("DCBX mode is not supported on your system", "dcbx mode"),  # any later notice: kept by its own words
+])
+def test_mlnx_qos_any_notice_is_reported_not_fatal(notice, feature):
+    base = fixture("mlnx_qos__att_netarbiter.txt")
+    full = hp.parse_mlnx_qos(base)
+    q = hp.parse_mlnx_qos(notice + "\n" + base)
+    assert q["unsupported"] == [feature] and q["notices"] == [notice]
+    assert {k: v for k, v in q.items() if k not in ("notices", "unsupported")} == {
+        k: v for k, v in full.items() if k not in ("notices", "unsupported")}
+
+
+@pytest.mark.parametrize("text,words", [
+    # mlnx-tools python/mlnx_qos (8fbfd9c): get_ieee_ets()/get_ieee_pfc_en() fail -> this line, exit 1
+    ("ETS features are not supported on your system\n", "line 1: mlnx_qos says 'ETS features are not supported"),
+    ("Buffers commands are not supported on your system\n", "no 'Priority trust state:' line (mlnx_qos said: "
+     "'Buffers commands are not supported on your system')"),
+    ("[Errno 1] Operation not permitted\n", "line 1: mlnx_qos reported an error"),  # check_privilege()
+    ("Priority trust state: none\nPFC configuration:\n\tenabled 0 0 0 1 0 0 0 0\nvendor\n\t priority: 0\n",
+     "maps priorities [0]"),
+    ("Priority trust state: dscp\nvendor\n", "line 2: expected a 'Name: value' line"),  # TSA line before PFC
+])
+def test_mlnx_qos_notices_refused(text, words):
+    assert_refused(hp.parse_mlnx_qos, text, "mlnx_qos", words)
+
+
 # --------------------------------------------------------------------------- cma_roce_mode
 
 def test_cma_roce_mode_real_and_standin():

@@ -130,7 +130,23 @@ def mlxconfig_link_types(device: Dict[str, Any]) -> Dict[int, Dict[str, Any]]:
 
 _QOS_TC = re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*([^,]+?),\s*tsa:\s*(ets|strict|vendor|unknown)"
                      r"(?:,\s*bw:\s*(\d+)%)?$")
+# the TC line without its 'tc: N ratelimit: R, tsa: ' prefix: what pretty_print prints when the rate limits
+# could not be read ('Rate limit is not supported on your system!': ratelimit[tc] raises before the prefix)
+_QOS_TC_TSA_ONLY = re.compile(r"^(ets|strict|vendor|unknown)(?:,\s*bw:\s*(\d+)%)?$")
 _QOS_BUFFER_KEYS = ("total_size", "max_buffer_size")  # MLNX_OFED 5.2 - 23.04 / 23.07 and later (DOCA-OFED)
+# mlnx_qos's own notices when the kernel/NIC refuses a DCB read ("Priority trust state is not supported on your
+# system", "Buffers commands ...", "Rate limit ...!", "ETS features ..."; "Priority trust mode" before OFED 4.2)
+_QOS_NOTICE = re.compile(r"^(?P<what>[A-Za-z][A-Za-z0-9 _/-]*?) (?:is|are) not supported on your system\s*!?$")
+_QOS_FEATURES = (("priority trust", "trust"), ("buffer", "buffers"), ("rate limit", "ratelimit"), ("ets", "ets"))
+_QOS_ERRNO = re.compile(r"^\[Errno \d+\]")  # check_privilege() prints the OSError and exits 1
+
+
+def qos_feature(notice: str) -> str:
+    """'Rate limit is not supported on your system!' -> 'ratelimit' (trust, buffers, ratelimit, ets; any other
+    feature by its own words, lower case)."""
+    what = _QOS_NOTICE.match(notice.strip())
+    words = (what["what"] if what else notice).strip().lower()
+    return next((key for start, key in _QOS_FEATURES if words.startswith(start)), words)
 
 
 def parse_mlnx_qos(text: str) -> Dict[str, Any]:
@@ -140,16 +156,26 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
          "pfc_priorities": [3], "pfc_buffer": [..] or None, "dscp2prio": {3: [31, ..., 24]},
          "receive_buffer_sizes": [8 sizes] or None, "receive_buffer_total": 262016 or None,
          "receive_buffer_extra": {"max_buffer_size": 262016}, "cable_len": 7,
-         "tcs": [{"tc": 0, "tsa": "vendor", "bw": None, "ratelimit": "unlimited", "priorities": [1]}, ...]}
+         "tcs": [{"tc": 0, "tsa": "vendor", "bw": None, "ratelimit": "unlimited", "priorities": [1]}, ...],
+         "notices": [], "unsupported": []}
 
     Versions: MLNX_OFED 5.2 added ``total_size=N`` after the eight buffer sizes, mlnx-tools 23.07 renamed it
     ``max_buffer_size=N`` (any other ``key=N`` is kept in ``receive_buffer_extra``). Required: the trust line,
     the PFC 'enabled' row and a TC table mapping all eight priorities (mlnx_qos always prints it last), so an
-    output cut off anywhere raises ParseError instead of returning part of the state."""
+    output cut off anywhere raises ParseError instead of returning part of the state.
+
+    Notices: what the NIC or kernel does not support, mlnx_qos says before the state ("... is not supported on
+    your system"); that part of the state is then absent and everything else is read. ``notices`` holds the
+    tool's lines (and the lldpad warning), ``unsupported`` the features: ``trust`` (the trust line then says
+    ``none``: ``trust`` is None), ``buffers`` (no buffer line or row: None), ``ratelimit`` (the TC lines lose
+    their ``tc: N ratelimit: R, tsa:`` prefix: each TC is read with ``tc`` and ``ratelimit`` None, its TSA,
+    bandwidth and priorities kept), any other by its words. ``ets``: mlnx_qos reads PFC with ETS, so its PFC and
+    TC lines are not the NIC's (mlnx-tools exits 1 there; before OFED 4.2 it printed defaults): refused, naming
+    the notice. An ``[Errno N] ...`` line (mlnx_qos's privilege error) is refused with its text."""
     tool = "mlnx_qos"
     out: Dict[str, Any] = {"dcbx_mode": None, "trust": None, "dscp2prio": {}, "receive_buffer_sizes": None,
                            "receive_buffer_total": None, "receive_buffer_extra": {}, "cable_len": None,
-                           "pfc_enabled": None, "pfc_buffer": None, "tcs": []}
+                           "pfc_enabled": None, "pfc_buffer": None, "tcs": [], "notices": [], "unsupported": []}
     section = None
     seen: Dict[str, int] = {}
 
@@ -158,13 +184,28 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
             raise ParseError(tool, "%s printed twice (first on line %d)" % (key, seen[key]), n, line)
         seen[key] = n
 
+    def unsupported(feature: str) -> None:
+        if feature not in out["unsupported"]:
+            out["unsupported"].append(feature)
+
     for n, line in complete_lines(tool, text):
         s = line.strip()
         if not s:
             continue
         low = s.lower()
         if s.startswith("*") and "warning" in low:
-            continue  # '****** WARNING: lldpad service is running and may overwrite your settings ******'
+            out["notices"].append(s)  # '****** WARNING: lldpad service is running and may overwrite your ...'
+            continue
+        if _QOS_NOTICE.match(s):
+            feature = qos_feature(s)
+            if feature == "ets":
+                raise ParseError(tool, "mlnx_qos says %r: it reads PFC and the TC table with ETS, so none of the "
+                                 "NIC's PFC state is in this output" % s, n, line)
+            out["notices"].append(s)
+            unsupported(feature)
+            continue
+        if _QOS_ERRNO.match(s):
+            raise ParseError(tool, "mlnx_qos reported an error (run as root?)", n, line)
         if low.startswith("dcbx mode:"):
             once("DCBX mode", n, line)
             mode = s.split(":", 1)[1].strip()
@@ -174,9 +215,12 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
         elif low.startswith("priority trust state:") or low.startswith("priority trust mode:"):
             once("Priority trust state", n, line)
             trust = s.split(":", 1)[1].strip().lower()
-            if trust not in ("pcp", "dscp"):
-                raise ParseError(tool, "expected trust state 'pcp' or 'dscp'", n, line)
-            out["trust"] = trust
+            if trust not in ("pcp", "dscp", "both", "none"):
+                raise ParseError(tool, "expected trust state 'pcp', 'dscp' (or 'none' when not supported)", n, line)
+            if trust == "none":  # mlnx_qos could not read it ('Priority trust state is not supported ...')
+                unsupported("trust")
+            else:
+                out["trust"] = trust
         elif low.startswith("dscp2prio mapping"):
             section = "dscp2prio"
         elif low.startswith("prio:") and section == "dscp2prio":
@@ -237,6 +281,11 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
                 raise ParseError(tool, "tc %s printed twice" % m[1], n, line)
             out["tcs"].append({"tc": int(m[1]), "ratelimit": m[2].strip(), "tsa": m[3],
                                "bw": int(m[4]) if m[4] else None, "priorities": []})
+        elif _QOS_TC_TSA_ONLY.match(s) and "PFC enabled row" in seen:
+            section = "tc"  # a TC line without its 'tc: N ratelimit: R, tsa:' prefix (rate limit not read)
+            m = _QOS_TC_TSA_ONLY.match(s)
+            out["tcs"].append({"tc": None, "ratelimit": None, "tsa": m[1], "bw": int(m[2]) if m[2] else None,
+                               "priorities": []})
         elif low.startswith("priority:") and section == "tc" and out["tcs"]:
             for w in s.split(":", 1)[1].split():
                 p = parse_int(tool, w, n, line)
@@ -249,13 +298,16 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
             continue  # a 'Name: value' line a later mlnx-tools may add; nothing read from it
         else:
             raise ParseError(tool, "expected a 'Name: value' line", n, line)
-    if out["trust"] is None:
-        raise ParseError(tool, "no 'Priority trust state:' line")
+    said = (" (mlnx_qos said: %s)" % "; ".join(repr(x) for x in out["notices"])) if out["notices"] else ""
+    if "Priority trust state" not in seen:
+        raise ParseError(tool, "no 'Priority trust state:' line" + said)
     if out["pfc_enabled"] is None:
-        raise ParseError(tool, "no PFC 'enabled' row under 'PFC configuration:'")
+        raise ParseError(tool, "no PFC 'enabled' row under 'PFC configuration:'" + said)
     mapped = sorted(p for t in out["tcs"] for p in t["priorities"])
     if mapped != list(range(8)):
         raise ParseError(tool, "the TC table maps priorities %s, expected all of 0-7 (output cut off?)"
-                         % (mapped or "none"))
+                         % (mapped or "none") + said)
+    if any(t["tc"] is None for t in out["tcs"]):
+        unsupported("ratelimit")  # the prefix is lost only when the rate limits could not be read
     out["pfc_priorities"] = [p for p, v in enumerate(out["pfc_enabled"]) if v]
     return out
