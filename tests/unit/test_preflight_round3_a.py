@@ -79,3 +79,51 @@ VALIDATION_CASES = [
 @pytest.mark.parametrize("case", VALIDATION_CASES, ids=[c[0] for c in VALIDATION_CASES])
 def test_validation_mistake_rejected(tmp_path, case):
     assert_case_rejected(tmp_path, case)
+
+
+def _storage(**values):
+    def change(d):
+        d["pod"]["storage"].update(values)
+    return change
+
+
+def _scale(**values):
+    def change(d):
+        d["pod"]["storage"]["scale"].update(values)
+    return change
+
+
+S = "pod.storage."
+PATH_CASES = [
+    ("data-prefix-trailing-slash", "dgxpod", POD, _storage(data_mount_prefix="/mnt/isilon/"),
+     POD, S + "data_mount_prefix", "/mnt/isilon/1 .. /mnt/isilon/16 are inside the scripts mount /mnt/isilon",
+     "drop the trailing '/': data_mount_prefix: /mnt/isilon gives /mnt/isilon1"),
+    ("data-mounts-in-a-subdirectory-of-scripts", "dgxa100-powerscale", POD,
+     _storage(data_mount_prefix="/mnt/isilon/data"),
+     POD, S + "data_mount_prefix", "are inside the scripts mount /mnt/isilon", "beside the scripts mount"),
+    ("scripts-mount-inside-a-data-mount", "sim", POD, _storage(scripts_mount="/mnt/isilon2/scripts"),
+     POD, S + "scripts_mount", "is inside data mount 2 (/mnt/isilon2)", "outside the data mounts"),
+    ("scripts-mount-trailing-slash", "dgxa100-powerscale", POD, _storage(scripts_mount="/mnt/isilon/"),
+     POD, S + "scripts_mount", "/proc/mounts", "write /mnt/isilon"),
+    ("scripts-mount-double-slash", "dgxpod", POD, _storage(scripts_mount="/mnt//isilon"),
+     POD, S + "scripts_mount", "not written as the kernel shows a mount point", "write /mnt/isilon"),
+    ("nfs-over-home", "dgxpod", POD, _storage(scripts_mount="/home"),
+     POD, S + "scripts_mount", "over the system directory /home", "a directory of its own"),
+    ("nfs-over-root", "sim", POD, _storage(scripts_mount="/root/"),
+     POD, S + "scripts_mount", "over the system directory /root", "a directory of its own"),
+    ("nfs-over-raid", "dgxa100-powerscale", POD, _storage(scripts_mount="/raid"),
+     POD, S + "scripts_mount", "local RAID cache", "a directory of its own"),
+    ("data-mounts-inside-etc", "dgxpod", POD, _storage(data_mount_prefix="/etc/isilon"),
+     POD, S + "data_mount_prefix", "inside /etc, a directory the system owns", "a directory of its own"),
+    ("scale-over-var", "dgx-ess3000", POD, _storage(scripts_mount="/var"),
+     POD, S + "scripts_mount", "over the system directory /var", "a directory of its own"),
+    ("scale-export-a-mount-path", "dgx-ess3000", POD, _storage(export="/gpfs/fs1"),
+     POD, S + "export", "'/gpfs/fs1' is a mount path", "write the device name (fs1)"),
+    ("scale-filesystem-a-device-path", "dgx-ess3000", POD, _scale(filesystems=["/dev/fs1"]),
+     POD, S + "scale.filesystems[0]", "is a device path", "write the device name (fs1)"),
+]
+
+
+@pytest.mark.parametrize("case", PATH_CASES, ids=[c[0] for c in PATH_CASES])
+def test_path_mistake_rejected(tmp_path, case):
+    assert_case_rejected(tmp_path, case)

@@ -31,6 +31,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema im
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.switch_checks import (check_cabling,
     check_switch_l3, check_switches, host_mtu)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.slurm_checks import check_slurm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.path_checks import check_storage_paths
 
 # What callers import from here (the catalogue, schema and switch checks live in their own files now).
 __all__ = ["DGX_MODELS", "ETHERNET_OVERHEAD", "IPOIB_MTU_MAX", "PLATFORMS", "ROLE_GROUPS", "STORAGE_PLATFORMS",
@@ -340,6 +341,7 @@ def _check_storage(storage: Any, usable: Dict[str, Dict[str, Any]], fabrics: Dic
             out.append(Finding(host, "pod", "pod.storage." + key, "'%s' is not an absolute path" % value,
                                "use an absolute mount point such as /mnt/isilon"))
     _check_mount_paths(storage, host, out)
+    check_storage_paths(storage, host, out)
     _check_mount_options(storage, host, out)
     scale = storage.get("scale")
     if isinstance(scale, dict) and isinstance(scale.get("filesystems"), list):
