@@ -239,23 +239,45 @@ def _devinfo_check_device(dev: Optional[Dict[str, Any]], line_no: Optional[int])
 
 # --------------------------------------------------------------------------- cma_roce_mode
 
+# cma_roce_mode's own messages before it exits 1 (Mellanox/mlnx-tools sbin/cma_roce_mode): no mode follows them
+_CMA_FATAL = re.compile(r"^(You must be root to run this|Failed to mount configfs|Module rdma_cm is not loaded.*|"
+                        r"Failed to create configuration for .*|Device \S+ port \S+ does not exist)$")
+
+
 def parse_cma_roce_mode(text: str) -> Dict[str, Any]:
     """``cma_roce_mode -d DEV -p PORT [-m 1|2]`` prints the rdma_cm default RoCE mode (the content of
-    configfs ``rdma_cm/<dev>/ports/<port>/default_roce_mode``): {"mode": "RoCE v2", "version": 2}."""
-    lines = [(n, line) for n, line in complete_lines("cma_roce_mode", text) if line.strip()]
+    configfs ``rdma_cm/<dev>/ports/<port>/default_roce_mode``, the kernel's ``IB/RoCE v1`` / ``RoCE v2``):
+    {"mode": "RoCE v2", "version": 2, "messages": []}.
+
+    The script goes on after a failed step, so with stderr in the output other lines come with the mode: with
+    ``-m`` on a port that does not take the mode the kernel refuses the write (bash: ``cma_roce_mode: line 111:
+    echo: write error: Invalid argument``) and ``cat`` then prints the mode still in force; also ``modprobe``,
+    ``mkdir``/``rmdir`` or ``sudo`` lines. Those are kept in ``messages`` and the one mode line is read (it is
+    the mode in force, not necessarily the one asked for). Refused: no mode line (the tool's message is named),
+    two mode lines, or one of the script's own exit-1 messages (``You must be root to run this``, ``Device X
+    port N does not exist``, ...): nothing after those is from this run."""
+    tool = "cma_roce_mode"
+    lines = [(n, line) for n, line in complete_lines(tool, text) if line.strip()]
     if not lines:
-        raise ParseError("cma_roce_mode", "empty output")
-    if len(lines) > 1:  # the tool prints the mode alone; anything else is a message, never a mode to pick from
-        raise ParseError("cma_roce_mode", "expected one line with the mode, got %d lines" % len(lines),
-                         lines[0][0], lines[0][1])
-    n, line = lines[-1]
-    mode = normalize_gid_type(line)
-    if mode == "RoCE v2":
-        return {"mode": mode, "version": 2}
-    if mode == "RoCE v1":
-        return {"mode": mode, "version": 1}
-    raise ParseError("cma_roce_mode", "expected 'RoCE v2' or 'IB/RoCE v1' (the tool's message may say why)",
-                     n, line)
+        raise ParseError(tool, "empty output")
+    modes, messages = [], []
+    for n, line in lines:
+        mode = normalize_gid_type(line)
+        if mode in ("RoCE v2", "RoCE v1"):
+            modes.append((n, line, mode))
+            continue
+        if _CMA_FATAL.match(line.strip()):
+            raise ParseError(tool, "cma_roce_mode failed (it exits 1 after this message; no mode is from this run)",
+                             n, line)
+        messages.append(line.strip())
+    if not modes:
+        n, line = lines[0]
+        raise ParseError(tool, "expected 'RoCE v2' or 'IB/RoCE v1' (the tool's message may say why)", n, line)
+    if len(modes) > 1:
+        raise ParseError(tool, "%d mode lines (first on line %d): one run prints one" % (len(modes), modes[0][0]),
+                         modes[1][0], modes[1][1])
+    mode = modes[0][2]
+    return {"mode": mode, "version": 2 if mode == "RoCE v2" else 1, "messages": messages}
 
 
 # --------------------------------------------------------------------------- show_gids
