@@ -9,6 +9,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import (
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import rdma_changes
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import MODEL_VARS
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.settings_checks import SETTINGS_VARS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import merged_expectations, ra_profile
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import (FSTAB_BEGIN, FSTAB_END,
     fstab_block, mount_plan)
@@ -42,6 +43,24 @@ def pod_model_vars(host_names, hostvars):
         for key in MODEL_VARS:
             if key in hv:
                 entry[key] = hv[key]
+        out[name] = entry
+    return out
+
+
+def pod_settings_vars(host_names, hostvars):
+    """{host: {var: value}} of the role variables preflight checks beside the model (settings_checks.SETTINGS_VARS),
+    for the hosts that set them in the inventory. A value that cannot be templated is left out (its own error comes
+    when a play reads it)."""
+    out = {}
+    for name in host_names:
+        hv = hostvars[name]
+        entry = {}
+        for key in SETTINGS_VARS:
+            if key in hv:
+                try:
+                    entry[key] = hv[key]
+                except Exception:  # an undefined variable inside the value: not this check's to report
+                    continue
         out[name] = entry
     return out
 
@@ -180,7 +199,7 @@ def pod_rdma_problems(rdma_nics, dgx_hw, pfc_priority):
 class FilterModule:
     def filters(self):
         return {"pod_ra_profile": pod_ra_profile, "pod_expectations": pod_expectations,
-                "pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map,
+                "pod_model_vars": pod_model_vars, "pod_var_map": pod_var_map, "pod_settings_vars": pod_settings_vars,
                 "pod_nic_plan": pod_nic_plan,
                 "pod_hosts_entries": pod_hosts_entries, "pod_primary_nic": pod_primary_nic,
                 "pod_nccl_env": pod_nccl_env, "pod_ping_targets": pod_ping_targets,

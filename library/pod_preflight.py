@@ -73,6 +73,13 @@ options:
         The switch side of the PFC cross-check uses each switch's own C(pfc_priority), as the switch_config role does.
     type: dict
     default: {}
+  settings:
+    description:
+      - "Role variables the inventory sets beside the model, per host (the C(pod_settings_vars) filter): the NCCL/MPI
+        environments, the container image and tag, ports, ranks per node. Checked against the model: HCAs no NIC
+        has, a tag pasted twice or empty, two daemons on one port, more ranks than the DGX model's GPUs."
+      - Without it, they are read from O(hosts).
+    type: dict
   fail_on_warnings:
     description: Treat warnings as errors.
     type: bool
@@ -135,6 +142,10 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.model imp
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import (locate, locate_scope,
     scan_inventory, unread_inventory_values)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.model import cross_check
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.settings_checks import (check_settings,
+    SETTINGS_VARS)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import inventory_yaml_files
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.text_checks import explained, scan_text
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import check_pod_validation
 
 
@@ -230,14 +241,19 @@ def _hint_unread(findings, unread):
                 break
 
 
-def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorities=None, switch_options=None):
-    """Validate; return (findings, summary). Pure apart from reading inventory and profile files."""
+def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorities=None, switch_options=None,
+        settings=None):
+    """Validate; return (findings, summary). Pure apart from reading inventory and profile files. ``settings``:
+    {host: {role variable: value}} of preflight.settings_checks.SETTINGS_VARS (default: read from ``hosts``)."""
     profiles = sorted(os.path.splitext(os.path.basename(p))[0]
                       for p in glob.glob(os.path.join(profiles_dir, "*.yml")))
     model = model_from_hostvars(hosts)
     findings = validate(model, profiles)
     findings += check_pfc_priorities(pfc_priority, host_pfc_priorities, switch_options)
     findings += check_profile(model, profiles_dir, profiles)
+    if settings is None:
+        settings = {h: {k: v for k, v in (hv or {}).items() if k in SETTINGS_VARS} for h, hv in hosts.items()}
+    findings += check_settings(model, settings)
     findings += check_pod_validation(model, profiles_dir, profiles)
     if not errors(findings):
         # host/switch QoS and subnet agreement needs a sound model (it derives each switch's config); MTU is
@@ -263,7 +279,8 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
     for f in findings:
         if f.host in misnamed and f.message.startswith("required for hosts"):
             f.fix += " (%s exists but is not read: its name differs from %s in case)" % (misnamed[f.host], f.host)
-    findings = group_findings(files + findings)
+    text = scan_text(inventory_yaml_files(inventory_sources), hosts)  # look-alike characters, on/yes, '# in quotes'
+    findings = group_findings(explained(files + findings, text) + text)
     findings.sort(key=lambda f: (f.severity != "error", natural_key(f.source), f.path))
     roles = {}
     for info in model["hosts"].values():
@@ -281,7 +298,9 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
 def scan_files(inventory_groups, inventory_sources):
     """The inventory files alone (no host variables): parse errors, duplicate keys, misnamed var files."""
     host_names = sorted({h for members in (inventory_groups or {}).values() for h in members or []})
-    return group_findings(scan_inventory(inventory_sources, host_names, list(inventory_groups or {})))
+    text = scan_text(inventory_yaml_files(inventory_sources), host_names)
+    return group_findings(explained(scan_inventory(inventory_sources, host_names, list(inventory_groups or {})),
+                                    text) + text)
 
 
 def main():
@@ -295,6 +314,7 @@ def main():
             pfc_priority=dict(type="int", default=3),
             host_pfc_priorities=dict(type="dict", default={}),
             switch_options=dict(type="dict", default={}),
+            settings=dict(type="dict"),
         ),
         required_one_of=[("hosts", "inventory_groups")],
         supports_check_mode=True,
@@ -306,7 +326,7 @@ def main():
         findings, summary = scan_files(p["inventory_groups"], p["inventory_sources"]), {}
     else:
         findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"], p["pfc_priority"],
-                                p["host_pfc_priorities"], p["switch_options"])
+                                p["host_pfc_priorities"], p["switch_options"], p["settings"])
     errs = errors(findings)
     warns = [f for f in findings if f.severity != "error"]
     result = dict(changed=False, findings=[f.as_dict() for f in findings], errors=len(errs),

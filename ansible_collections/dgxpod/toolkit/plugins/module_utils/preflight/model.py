@@ -31,6 +31,8 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema im
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.switch_checks import (check_cabling,
     check_switch_l3, check_switches, host_mtu)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.slurm_checks import check_slurm
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.settings_checks import (check_links,
+    misplaced_hosts)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.path_checks import check_storage_paths
 
 # What callers import from here (the catalogue, schema and switch checks live in their own files now).
@@ -82,6 +84,8 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
     usable: Dict[str, Dict[str, Any]] = {}
     missing: Dict[Tuple[str, str], List[str]] = {}  # (role, var) -> hosts lacking a required var
     lowered: Dict[str, str] = {}
+    misplaced = misplaced_hosts(hosts, fabrics)  # issue 46: "looks like a DGX", not "add storage_node"
+    out.extend(misplaced.values())
     for name, info in hosts.items():
         groups = info.get("groups") or []
         roles = role_of(groups)
@@ -100,6 +104,8 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
                                ("is in no role group" if not roles else
                                 "is in several role groups (%s)" % ", ".join(roles)),
                                "put the host in exactly one of the groups %s" % ", ".join(ROLE_GROUPS)))
+            continue
+        if name in misplaced:
             continue
         role = roles[0]
         hv = info.get("vars") or {}
@@ -124,11 +130,14 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
                 if u["role"] == "switches" and isinstance(u["vars"].get("switch"), dict)
                 and u["vars"]["switch"].get("model") in SWITCH_MODELS}
     switch_hosts = {h for h, info in hosts.items() if "switches" in (info.get("groups") or [])}
+    # a switch listed under another group is reported once (misplaced_hosts), not on every NIC cabled to it
+    switch_hosts |= {h for h, f in misplaced.items() if getattr(f, "looks_like", None) == "switches"}
     check_switches(switches, usable, fabrics, out, switch_hosts)
     _check_nics(usable, fabrics, switches, out, declared, switch_hosts)
     if isinstance(pod, dict):
         _check_storage(pod.get("storage"), usable, fabrics, any_host, out)
         check_slurm(pod, usable, any_host, out)
+    check_links(usable, fabrics, any_host, out)
     return out
 
 

@@ -18,6 +18,7 @@ import yaml
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import MODEL_VARS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.text_checks import lookalike_near
 
 _YAML_EXT = (".yml", ".yaml", ".json", "")
 # Where a missing variable belongs (suggested when no file defines it yet).
@@ -404,6 +405,9 @@ def _parse_finding(path: str, host: Optional[str], error: Exception) -> Finding:
                        "so Ansible cannot read this file" % (tab_line, column),
                        "replace the tab with spaces (as many as the lines around it use)",
                        source="%s:%d" % (_rel(path), tab_line))
+    odd = lookalike_near(lines, line)  # a non-breaking space or an en dash pasted from a PDF (issue 46)
+    if odd is not None:
+        return Finding(host, "file", "file", odd[1], odd[2], source="%s:%d" % (_rel(path), odd[0]))
     return Finding(host, "file", "file", "Ansible cannot read this file: %s%s" % (
         problem, " (column %d)" % col if col else ""), "correct the YAML at that line",
         source="%s:%d" % (_rel(path), line) if line else _rel(path))

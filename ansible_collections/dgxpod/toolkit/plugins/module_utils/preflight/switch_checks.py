@@ -86,9 +86,17 @@ def check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[s
                                    "of %d" % (cfg["mtu"], sw["model"], model.max_mtu),
                                    "use %d or less" % model.max_mtu))
         members_seen: Dict[str, str] = {}
+        ids_seen: Dict[int, int] = {}
         for i, pc in enumerate(sw.get("port_channels") or []):
             if not isinstance(pc, dict):
                 continue
+            if _int(pc.get("id")):
+                if pc["id"] in ids_seen:
+                    out.append(Finding(name, "switch", "switch.port_channels[%d].id" % i, "Port-Channel%d is "
+                                       "defined twice on this switch (also port_channels[%d]): the switch makes one "
+                                       "channel of both entries' members" % (pc["id"], ids_seen[pc["id"]]),
+                                       "give each port-channel its own id (or merge the two entries' members)"))
+                ids_seen.setdefault(pc["id"], i)
             for j, member in enumerate(pc.get("members") or []):
                 path = "switch.port_channels[%d].members[%d]" % (i, j)
                 if not isinstance(member, str):
@@ -120,6 +128,49 @@ def check_switches(switches: Dict[str, Dict[str, Any]], usable: Dict[str, Dict[s
                 out.append(Finding(name, "switch", "switch.routes[%d].next_hop" % i,
                                    "%s is not inside any fabric of the pod" % hop,
                                    "check the address, or model the fabric it belongs to", "warning"))
+    check_peer_links(switches, out)
+
+
+_LACP = ("active", "passive")
+
+
+def check_peer_links(switches: Dict[str, Dict[str, Any]], out: List[Finding]) -> None:
+    """The two ends of an inter-switch (MLAG peer) link agree: the same LACP mode (the renderer's default is
+    active), at least one end active, and the same number of member links."""
+    ends: Dict[Tuple[str, str], Tuple[int, Dict[str, Any]]] = {}
+    for name, sw in switches.items():
+        for i, pc in enumerate(sw.get("port_channels") or []):
+            if isinstance(pc, dict) and isinstance(pc.get("peer"), str) and pc["peer"] in switches:
+                ends.setdefault((name, pc["peer"]), (i, pc))
+    for (name, peer), (i, pc) in sorted(ends.items()):
+        if (peer, name) not in ends or name > peer:
+            continue  # the far end is not modelled (no finding: it may be an unmanaged switch) or seen already
+        j, other = ends[(peer, name)]
+        mode, other_mode = pc.get("mode") or "active", other.get("mode") or "active"
+        if not all(isinstance(m, str) for m in (mode, other_mode)):
+            continue  # the schema check reports it
+        where = "switch.port_channels[%d].mode" % j
+        if mode != other_mode:
+            static = "on" in (mode, other_mode)
+            out.append(Finding(peer, "switch", where, "the peer link to %s is '%s' here but '%s' on %s (its "
+                               "port_channels[%d]): %s" % (
+                                   name, other_mode, mode, name, i,
+                                   "a static channel ('on') sends no LACP, so the LACP end never bundles the links"
+                                   if static else "both ends of a peer link run LACP the same way (the RAs: active "
+                                   "on both)"),
+                               "set mode: %s on both ends (%s port_channels[%d] and this one)" % (
+                                   "active" if "active" in (mode, other_mode) else mode, name, i)))
+        elif mode == "passive":
+            out.append(Finding(peer, "switch", where, "both ends of the peer link to %s are LACP passive: neither "
+                               "starts the negotiation, so the channel never comes up" % name,
+                               "set mode: active on both ends"))
+        members, other_members = pc.get("members") or [], other.get("members") or []
+        if isinstance(members, list) and isinstance(other_members, list) and members and other_members \
+                and len(members) != len(other_members):
+            out.append(Finding(peer, "switch", "switch.port_channels[%d].members" % j, "the peer link to %s has %d "
+                               "member(s) here but %d on %s: a cable has one port at each end" % (
+                                   name, len(other_members), len(members), name),
+                               "list the same number of member ports on both switches (one per cable)"))
 
 
 _VLAN_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
