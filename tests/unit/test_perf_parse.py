@@ -255,3 +255,79 @@ def test_fio_wrong_types_and_non_finite_raise_value_error(mutate, why):
     mutate(doc["jobs"][0])
     with pytest.raises(ValueError, match=why):
         parse_fio(json.dumps(doc))
+
+
+# --------------------------------------------------------------------------- fio --client (client/server)
+
+CS = "fio-3.33-debian-client-server-2hosts.txt"
+
+
+def _cs_doc():
+    text = read(CS)
+    return text, json.loads(text[text.index("\n{") + 1:])
+
+
+def test_fio_client_server_two_hosts_read():
+    r = parse_fio(read(CS))
+    assert r["status"] == "ok" and r["version"] == "fio-3.33"
+    assert r["clients"] == ["127.0.0.1:18765", "127.0.0.2:18765"]
+    assert [(j["host"], j["port"], j["read"]["total_ios"]) for j in r["jobs"]] == [
+        ("127.0.0.1", 18765, 1025), ("127.0.0.2", 18765, 543)]  # the 'All clients' summary is not a job
+    assert r["aggregate"]["read"]["total_ios"] == 1568 and r["aggregate"]["read"]["io_bytes"] == 1644167168
+    assert parse_fio(read(CS), hosts=["127.0.0.1", "127.0.0.2:18765"])["status"] == "ok"
+
+
+@pytest.mark.parametrize("name,hosts,words", [
+    ("refused-fio-3.33-debian-client-server-disconnected.txt", None,
+     "missing a server's stats (fio said: 'client: host=127.0.0.2 disconnected')"),
+    # fio exits 0 and says 'fio: failed to connect to 127.0.0.2:18765' only on stderr: the servers given tell
+    ("refused-fio-3.33-debian-client-server-connect-refused.txt", ["127.0.0.1", "127.0.0.2"],
+     "no stats from 127.0.0.2 (stats from 127.0.0.1:18765 only)"),
+])
+def test_fio_client_server_missing_server_refused(name, hosts, words):
+    with pytest.raises(ValueError) as e:
+        parse_fio(read(name), hosts)
+    assert words in str(e.value)
+
+
+def test_fio_client_server_connect_refused_with_stderr_refused():
+    text = "fio: connect: Connection refused\nfio: failed to connect to 127.0.0.2:18765\n" + read(
+        "refused-fio-3.33-debian-client-server-connect-refused.txt")
+    with pytest.raises(ValueError, match="fio said: 'fio: failed to connect to 127.0.0.2:18765'"):
+        parse_fio(text)
+
+
+def _mutated(change):
+    _, doc = _cs_doc()
+    change(doc)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("change,words", [
+    (lambda d: d["client_stats"].insert(0, d["client_stats"].pop()), "summary is not the last"),
+    (lambda d: d["client_stats"].pop(), "2 client_stats entries and no 'All clients' summary"),
+    (lambda d: d["client_stats"][-1]["read"].update(total_ios=9999), "summary counts 9999 read I/Os, its entries 1568"),
+    (lambda d: d.update(client_stats=[]), "no client_stats entries"),
+    (lambda d: d["client_stats"][0].pop("hostname"), "entry 0 has no hostname"),
+    (lambda d: d["client_stats"][1].pop("read"), "127.0.0.2: job j1 read is not an object"),
+])
+def test_fio_client_server_malformed(change, words):
+    with pytest.raises(ValueError) as e:
+        parse_fio(_mutated(change))
+    assert words in str(e.value)
+
+
+def test_fio_client_server_concatenated_or_mixed_refused():
+    text, _ = _cs_doc()
+    with pytest.raises(ValueError, match="several fio outputs concatenated"):
+        parse_fio(text + text)
+    with pytest.raises(ValueError, match="several fio outputs concatenated"):
+        parse_fio(text + read("fio-3.33-debian-read-2jobs.json"))
+
+
+def test_fio_client_server_job_error_names_the_host():
+    def fail(d):
+        for e in d["client_stats"][1:]:
+            e["error"] = 5
+    r = parse_fio(_mutated(fail))
+    assert r["status"] == "error" and r["errors"] == ["127.0.0.2 job j1: error 5 (Input/output error)"]
