@@ -147,6 +147,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.settings_
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import inventory_yaml_files
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.text_checks import explained, scan_text
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import check_pod_validation
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import defined_twice
 
 
 def _groups(hosts, host):
@@ -241,6 +242,17 @@ def _hint_unread(findings, unread):
                 break
 
 
+def _hint_twice(findings, twice):
+    """A key called missing (or wrong) in a variable that two files set: say which file's value was dropped."""
+    for f in findings:
+        for t in twice:
+            if t.severity == "error" and t.var == f.var and f.source and f.source.split(":")[0] == \
+                    t.source.split(":")[0]:
+                f.fix += " (%s is also set elsewhere and replaced by this file's: see the error on %s)" % (
+                    t.var, t.source)
+                break
+
+
 def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorities=None, switch_options=None,
         settings=None):
     """Validate; return (findings, summary). Pure apart from reading inventory and profile files. ``settings``:
@@ -275,6 +287,9 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
     unread = unread_inventory_values(inventory_sources, hosts, group_names)
     _hint_unread(findings, unread)
     files += unread
+    twice = defined_twice(inventory_sources, {h: _groups(hosts, h) for h in hosts})  # issue 46: one replaces the other
+    _hint_twice(findings, twice)
+    files += twice
     misnamed = {f.host: f.source for f in files if f.host and "case-sensitively" in f.message}
     for f in findings:
         if f.host in misnamed and f.message.startswith("required for hosts"):

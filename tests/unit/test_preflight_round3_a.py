@@ -3,9 +3,13 @@ replaces the whole mapping), pod.validation's thresholds and overrides, and moun
 one mistake in a copy of a reference inventory and asserts one error naming the file and line, the key and a fix."""
 from __future__ import annotations
 
-import pytest
+import os
+import re
 
-from inventory_util import POD, assert_case_rejected
+import pytest
+import yaml
+
+from inventory_util import POD, assert_case_rejected, copy_inventory, edit_yaml, error_finding, preflight, texts
 
 
 def _validation(**values):
@@ -127,3 +131,61 @@ PATH_CASES = [
 @pytest.mark.parametrize("case", PATH_CASES, ids=[c[0] for c in PATH_CASES])
 def test_path_mistake_rejected(tmp_path, case):
     assert_case_rejected(tmp_path, case)
+
+
+# ---- class 1: where Ansible reads the pod from
+def _write(inv, rel, data):
+    path = os.path.join(inv, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(data, fh, sort_keys=False)
+
+
+def _pod(inv):
+    with open(os.path.join(inv, POD), encoding="utf-8") as fh:
+        return yaml.safe_load(fh)["pod"]
+
+
+@pytest.mark.parametrize("ref", ["dgxpod", "dgx-ess3000"])
+def test_pod_in_a_second_file_of_group_vars_all(tmp_path, ref):
+    """A second file of group_vars/all/ with a pod: of its own (meant to add the storage) replaces the whole pod for
+    every host: the error names both files and the one that wins; the keys it calls missing are on that file."""
+    inv = copy_inventory(ref, str(tmp_path))
+    _write(inv, "group_vars/all/storage.yml", {"pod": {"storage": _pod(inv)["storage"]}})
+    findings, _ = preflight(inv)
+    f = error_finding(inv, findings, "group_vars/all/storage.yml", "pod", "is set in 2 files", "group_vars/all/pod.yml")
+    assert "group_vars/all/pod.yml:" in f.message and "pod.fabrics" in f.message and "replaces" in f.message, f.format()
+    missing = [m for m in findings if m.key() == "pod.fabrics" and "required" in m.message]
+    assert missing and all(m.source.startswith(os.path.relpath(os.path.join(inv, "group_vars/all/storage.yml")))
+                           or "storage.yml" in m.source for m in missing), texts(findings)
+    assert "replaced by this file's" in missing[0].fix, missing[0].format()
+
+
+def test_pod_in_a_group_file(tmp_path):
+    """pod: in group_vars/dgx.yml (a copy with one fabric's MTU changed) replaces the pod for the DGX only: named with the
+    group's file, both files, and which wins - not accepted because one host's pod is fine."""
+    inv = copy_inventory("dgxa100-powerscale", str(tmp_path))
+    pod = _pod(inv)
+    pod["fabrics"][-1]["mtu"] = 1500 if pod["fabrics"][-1]["mtu"] != 1500 else 9000
+    edit_yaml(os.path.join(inv, "group_vars/dgx.yml"), lambda d: d.update(pod=pod))
+    findings, _ = preflight(inv)
+    f = error_finding(inv, findings, "group_vars/dgx.yml", "pod", "is set in 2 files", "group_vars/all/pod.yml")
+    assert "dgxa100-1" in f.message and "group_vars/all/pod.yml:" in f.message, f.format()
+    assert re.search(r":\d+$", f.source), f.format()
+
+
+def test_same_pod_twice_is_a_warning(tmp_path):
+    inv = copy_inventory("dgxpod", str(tmp_path))
+    _write(inv, "group_vars/all/zz.yml", {"pod": _pod(inv)})
+    findings, _ = preflight(inv)
+    assert not [f for f in findings if f.severity == "error"], texts(findings)
+    assert [f for f in findings if f.severity == "warning" and f.key() == "pod" and "say the same" in f.message], \
+        texts(findings, "warning")
+
+
+def test_locate_names_the_file_ansible_keeps(tmp_path):
+    """Of two files of group_vars/all/ that set pod, the key is located in the later one (Ansible's read order)."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import locate
+    inv = copy_inventory("dgxpod", str(tmp_path))
+    _write(inv, "group_vars/all/zz.yml", {"pod": {"name": "x"}})
+    assert "zz.yml" in locate([inv], "DGX1-1", ["dgx"], "pod", "pod.fabrics")

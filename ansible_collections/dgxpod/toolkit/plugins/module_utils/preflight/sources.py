@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 import yaml
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import MODEL_VARS
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding, GROUP_LIST as GROUP_HOSTS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.text_checks import lookalike_near
 
 _YAML_EXT = (".yml", ".yaml", ".json", "")
@@ -32,22 +32,6 @@ def split_path(path: str) -> List[Union[str, int]]:
     for name, index in _PATH_TOKEN.findall(path):
         parts.append(int(index) if index else name)
     return parts
-
-
-def _var_files(base: str, name: str) -> List[str]:
-    """Files Ansible reads for host_vars/<name> or group_vars/<name>."""
-    found = []
-    for ext in _YAML_EXT:
-        cand = os.path.join(base, name + ext)
-        if os.path.isfile(cand):
-            found.append(cand)
-    folder = os.path.join(base, name)
-    if os.path.isdir(folder):
-        for root, _dirs, files in sorted(os.walk(folder)):
-            for f in sorted(files):
-                if f.endswith((".yml", ".yaml", ".json")) or "." not in f:
-                    found.append(os.path.join(root, f))
-    return found
 
 
 def _inventory_files(inv: str) -> List[str]:
@@ -127,31 +111,6 @@ def _deepest_line(container: yaml.Node, parts: Sequence[Union[str, int]]) -> Opt
     return line
 
 
-def _inline_scopes(node: Optional[yaml.Node], host: str, groups: Sequence[str]
-                   ) -> Iterator[Tuple[int, yaml.Node]]:
-    """Yield (rank, vars-mapping) for inline vars of the host, its groups and 'all' in a hosts file.
-
-    rank 0 = the host's own vars, 1 = a group's vars, 2 = 'all' vars (Ansible's precedence order)."""
-    def walk(group_name: str, gnode: yaml.Node) -> Iterator[Tuple[int, yaml.Node]]:
-        if not isinstance(gnode, yaml.MappingNode):
-            return
-        hosts = _get(gnode, "hosts")
-        hnode = _get(hosts, host) if hosts is not None else None
-        if isinstance(hnode, yaml.MappingNode):
-            yield 0, hnode
-        gvars = _get(gnode, "vars")
-        if isinstance(gvars, yaml.MappingNode) and (group_name == "all" or group_name in groups):
-            yield (2 if group_name == "all" else 1), gvars
-        children = _get(gnode, "children")
-        if isinstance(children, yaml.MappingNode):
-            for k, v in children.value:
-                yield from walk(k.value, v)
-
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            yield from walk(k.value, v)
-
-
 def locate(inventory_dirs: Sequence[str], host: Optional[str], groups: Sequence[str], var: str,
            path: str) -> Optional[str]:
     """Return 'file:line' (or 'file') of the definition of ``var`` for ``host``; None if not found.
@@ -164,28 +123,16 @@ def locate(inventory_dirs: Sequence[str], host: Optional[str], groups: Sequence[
 def locate_scope(inventory_dirs: Sequence[str], host: Optional[str], groups: Sequence[str], var: str,
                  path: str) -> Tuple[Optional[str], Optional[int]]:
     """``locate`` and the scope of the definition: 0 the host's own (host_vars, inline host vars), 1 a group's,
-    2 group 'all'; None when no file defines the variable (the source is then a suggestion)."""
+    2 group 'all'; None when no file defines the variable (the source is then a suggestion). The definition is the
+    one Ansible keeps: the last in its read order (``read_order``), e.g. the later of two files of group_vars/all/."""
     parts = split_path(path)
     if not parts or parts[0] != var:
         parts = [var] + parts
+    for rank, f, root in reversed(read_order(inventory_dirs, host, groups)):
+        if isinstance(root, yaml.MappingNode) and _get(root, var) is not None:
+            line = _deepest_line(root, parts)
+            return ("%s:%d" % (_rel(f), line) if line else _rel(f)), rank
     for inv in inventory_dirs:
-        base = inv if os.path.isdir(inv) else os.path.dirname(inv)
-        ordered: List[Tuple[int, str, Optional[yaml.Node]]] = []  # (rank, file, inline-scope)
-        if host:
-            ordered += [(0, f, None) for f in _var_files(os.path.join(base, "host_vars"), host)]
-        for g in list(groups)[::-1]:
-            if g != "all":
-                ordered += [(1, f, None) for f in _var_files(os.path.join(base, "group_vars"), g)]
-        ordered += [(2, f, None) for f in _var_files(os.path.join(base, "group_vars"), "all")]
-        for f in _inventory_files(inv):
-            for rank, scope in _inline_scopes(_compose(f), host or "", groups):
-                ordered.append((rank, f, scope))
-        ordered.sort(key=lambda item: item[0])  # stable: files before inline within a rank
-        for rank, f, scope in ordered:
-            root = scope if scope is not None else _compose(f)
-            if isinstance(root, yaml.MappingNode) and _get(root, var) is not None:
-                line = _deepest_line(root, parts)
-                return ("%s:%d" % (_rel(f), line) if line else _rel(f)), rank
         if var in ("inventory", "ansible_host") and host:
             for f in _inventory_files(inv):
                 root = _compose(f)
@@ -198,6 +145,170 @@ def locate_scope(inventory_dirs: Sequence[str], host: Optional[str], groups: Seq
         if host and var != "inventory":
             return _rel(os.path.join(base, "host_vars", host + ".yml")), None
     return None, None
+
+
+def _ansible_var_files(base: str, name: str) -> List[str]:
+    """The files host_group_vars reads for host_vars/<name> or group_vars/<name>, in its order (a later file's
+    value replaces an earlier one's): the first of <name>, <name>.yml, .yaml, .json that exists - a directory is
+    read whole (sorted, recursively; hidden and '~' files skipped) and <name>.yml beside it is not read at all."""
+    for ext in ("", ".yml", ".yaml", ".json"):
+        cand = os.path.join(base, name + ext)
+        if os.path.isdir(cand):
+            return _dir_var_files(cand)
+        if os.path.exists(cand):
+            return [cand]
+    return []
+
+
+def _dir_var_files(path: str) -> List[str]:
+    found: List[str] = []
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.startswith(".") or entry.endswith("~"):
+            continue
+        full = os.path.join(path, entry)
+        ext = os.path.splitext(entry)[1]
+        if os.path.isdir(full) and not ext:
+            found += _dir_var_files(full)
+        elif os.path.isfile(full) and (not ext or ext in (".yml", ".yaml", ".json")):
+            found.append(full)
+    return found
+
+
+def _group_depths(node: Optional[yaml.Node]) -> Dict[str, int]:
+    """Depth of each group of a YAML inventory (its 'children' tree): 1 under 'all', one more per level."""
+    depths: Dict[str, int] = {}
+
+    def walk(name: str, gnode: yaml.Node, depth: int) -> None:
+        if depths.get(name, -1) >= depth:
+            return
+        depths[name] = depth
+        children = _get(gnode, "children")
+        if isinstance(children, yaml.MappingNode):
+            for k, v in children.value:
+                if isinstance(k, yaml.ScalarNode):
+                    walk(k.value, v, depth + 1)
+
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                walk(k.value, v, 0 if k.value == "all" else 1)
+    return depths
+
+
+def _inline_named(node: Optional[yaml.Node], host: str, groups: Sequence[str]
+                  ) -> Iterator[Tuple[int, str, yaml.Node]]:
+    """(rank, group, vars-mapping) of a hosts file: rank 0 the host's own inline vars, 1 a group's, 2 'all''s."""
+    def walk(group_name: str, gnode: yaml.Node) -> Iterator[Tuple[int, str, yaml.Node]]:
+        if not isinstance(gnode, yaml.MappingNode):
+            return
+        hosts = _get(gnode, "hosts")
+        hnode = _get(hosts, host) if hosts is not None else None
+        if isinstance(hnode, yaml.MappingNode):
+            yield 0, group_name, hnode
+        gvars = _get(gnode, "vars")
+        if isinstance(gvars, yaml.MappingNode) and (group_name == "all" or group_name in groups):
+            yield (2 if group_name == "all" else 1), group_name, gvars
+        children = _get(gnode, "children")
+        if isinstance(children, yaml.MappingNode):
+            for k, v in children.value:
+                yield from walk(k.value, v)
+
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            yield from walk(k.value, v)
+
+
+def read_order(inventory_dirs: Sequence[str], host: Optional[str], groups: Sequence[str]
+               ) -> List[Tuple[int, str, Optional[yaml.Node]]]:
+    """Every place Ansible reads a host's variables from, lowest precedence first (the last that sets a variable
+    wins, whole: a mapping is replaced, not merged): (scope, file, the vars mapping) with scope 0 host, 1 group,
+    2 'all'. Ansible's default order (VARIABLE_PRECEDENCE): inline 'all' vars, inline group vars, group_vars/all,
+    group_vars/<group>, inline host vars, host_vars/<host>; groups by depth, then name (ansible_group_priority is
+    not read)."""
+    out: List[Tuple[int, str, Optional[yaml.Node]]] = []
+    groups = [g for g in groups if g != "all"]
+    for inv in inventory_dirs:
+        base = inv if os.path.isdir(inv) else os.path.dirname(inv)
+        inline: List[Tuple[int, str, str, yaml.Node]] = []
+        depths: Dict[str, int] = {}
+        for f in _inventory_files(inv):
+            node = _compose(f)
+            for g, d in _group_depths(node).items():
+                depths[g] = max(d, depths.get(g, 0))
+            inline += [(rank, g, f, scope) for rank, g, scope in _inline_named(node, host or "", groups)]
+        ordered_groups = sorted(groups, key=lambda g: (depths.get(g, 1), g))
+        gpos = {g: i for i, g in enumerate(ordered_groups)}
+        out += [(2, f, scope) for rank, _g, f, scope in inline if rank == 2]
+        out += [(1, f, scope) for _r, _g, f, scope in sorted(
+            (item for item in inline if item[0] == 1), key=lambda item: gpos.get(item[1], -1))]
+        out += [(2, f, _compose(f)) for f in _ansible_var_files(os.path.join(base, "group_vars"), "all")]
+        for g in ordered_groups:
+            out += [(1, f, _compose(f)) for f in _ansible_var_files(os.path.join(base, "group_vars"), g)]
+        out += [(0, f, scope) for rank, _g, f, scope in inline if rank == 0]
+        if host:
+            out += [(0, f, _compose(f)) for f in _ansible_var_files(os.path.join(base, "host_vars"), host)]
+    return out
+
+
+def _plain(node: Optional[yaml.Node]) -> Any:
+    """A composed node as plain data (scalars as their text), to compare two definitions."""
+    if isinstance(node, yaml.MappingNode):
+        return tuple(sorted((str(_plain(k)), repr(_plain(v))) for k, v in node.value))
+    if isinstance(node, yaml.SequenceNode):
+        return tuple(_plain(v) for v in node.value)
+    return node.value if isinstance(node, yaml.ScalarNode) else None
+
+
+def defined_twice(inventory_dirs: Sequence[str], hosts: Dict[str, Sequence[str]]) -> List[Finding]:
+    """A model variable holding a mapping or list (``pod``, ``switch``, ``storage_node``, ``nics``) set in two files
+    Ansible reads for the same host: the one read last replaces the other whole (Ansible does not merge them), so
+    the keys only the other sets are gone for those hosts. One finding per pair of places, on the one that wins,
+    naming both; an error unless the two say the same (then a warning: keep one)."""
+    seen: Dict[Tuple[str, Tuple[Tuple[str, int], ...]], List[str]] = {}
+    nodes: Dict[Tuple[str, Tuple[Tuple[str, int], ...]], List[yaml.Node]] = {}
+    for host in sorted(hosts):
+        order = read_order(inventory_dirs, host, list(hosts[host] or []))
+        for var in MODEL_VARS:
+            defs = [(f, root) for _rank, f, root in order if isinstance(root, yaml.MappingNode)
+                    and _get(root, var) is not None]
+            values = [_get(root, var) for _f, root in defs]
+            if len(defs) < 2 or not any(isinstance(v, (yaml.MappingNode, yaml.SequenceNode)) for v in values):
+                continue
+            places = tuple((_rel(f), _key_line(root, var) or 0) for f, root in defs)
+            seen.setdefault((var, places), []).append(host)
+            nodes[(var, places)] = values  # the same nodes for every host of the record
+    out: List[Finding] = []
+    for (var, places), names in seen.items():
+        values = nodes[(var, places)]
+        winner, win_node = "%s:%d" % places[-1], values[-1]
+        others = ["%s:%d" % p for p in places[:-1]]
+        lost: List[str] = []
+        for node in values[:-1]:
+            if isinstance(node, yaml.MappingNode) and isinstance(win_node, yaml.MappingNode):
+                have = {k.value for k, _v in win_node.value if isinstance(k, yaml.ScalarNode)}
+                lost += [k.value for k, _v in node.value if isinstance(k, yaml.ScalarNode) and k.value not in have
+                         and k.value not in lost]
+        same = all(_plain(v) == _plain(win_node) for v in values[:-1])
+        whom = ", ".join(names[:GROUP_HOSTS]) + (" and %d more" % (len(names) - GROUP_HOSTS)
+                                                  if len(names) > GROUP_HOSTS else "")
+        what = ("so %s of %s %s not set for them" % (", ".join("%s.%s" % (var, k) for k in lost[:6]) + (
+            ", ..." if len(lost) > 6 else ""), " and ".join(others), "is" if len(lost) == 1 else "are")
+            if lost else "so the values of %s do not apply to them" % " and ".join(others) if not same
+            else "the two say the same today")
+        out.append(Finding(
+            None, var, var, "'%s' is set in %d files Ansible reads for %s: %s; the one read last (%s) replaces "
+            "the whole %s (a mapping or list is replaced, not merged), %s" % (
+                var, len(places), whom, ", ".join(others + [winner]), winner,
+                "mapping" if isinstance(win_node, yaml.MappingNode) else "list", what),
+            "keep one '%s:' - move the keys %s sets into the '%s:' of %s, then delete the one at %s%s" % (
+                var, winner, var, others[0], winner, " (one pod: mapping per inventory, group_vars/all/pod.yml)"
+                if var == "pod" else ""),
+            severity="warning" if same else "error", source=winner))
+    return out
 
 
 def _find_host_nodes(node: Any, host: str) -> Iterator[yaml.Node]:
