@@ -162,8 +162,8 @@ def test_pod_in_a_second_file_of_group_vars_all(tmp_path, ref):
 
 
 def test_pod_in_a_group_file(tmp_path):
-    """pod: in group_vars/dgx.yml (a copy with one fabric's MTU changed) replaces the pod for the DGX only: named with the
-    group's file, both files, and which wins - not accepted because one host's pod is fine."""
+    """pod: in group_vars/dgx.yml (a copy with one fabric's MTU changed) replaces the pod for the DGX only: named with
+    the group's file, both files, and which wins - not accepted because one host's pod is fine."""
     inv = copy_inventory("dgxa100-powerscale", str(tmp_path))
     pod = _pod(inv)
     pod["fabrics"][-1]["mtu"] = 1500 if pod["fabrics"][-1]["mtu"] != 1500 else 9000
