@@ -438,12 +438,14 @@ def misplaced_hosts(hosts: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[st
     compute_only = {f for f, fab in fabrics.items() if set(fab.get("carries") or []) == {"compute"}}
     everywhere = {v for vs in _ROLE_VAR.values() for v in vs
                   if hosts and all((info.get("vars") or {}).get(v) is not None for info in hosts.values())}
-    nic_names: Dict[str, Set[str]] = {r: set() for r in _ROLE_VAR}
-    for r, hs in members.items():
-        for m in hs:
-            nics = (hosts[m].get("vars") or {}).get("nics")
-            nic_names[r].update(n["name"] for n in (nics if isinstance(nics, list) else [])
-                                if isinstance(n, dict) and isinstance(n.get("name"), str))
+    nic_names: Dict[str, Set[str]] = {}  # host -> its NIC names
+    for h in hosts:
+        nics = (hosts[h].get("vars") or {}).get("nics")
+        nic_names[h] = {n["name"] for n in (nics if isinstance(nics, list) else [])
+                        if isinstance(n, dict) and isinstance(n.get("name"), str)}
+
+    def names_of(role: str, but: str) -> Set[str]:
+        return set().union(*[nic_names[m] for m in members[role] if m != but])
     out: Dict[str, Finding] = {}
     for h, rs in roles.items():
         if len(rs) != 1:
@@ -473,7 +475,7 @@ def misplaced_hosts(hosts: Dict[str, Dict[str, Any]], fabrics: Dict[str, Dict[st
             rdma_compute = [n for n in nics if isinstance(n, dict) and n.get("fabric") in compute_only
                             and n.get("rdma_device")]
             names = {n.get("name") for n in nics if isinstance(n, dict) and isinstance(n.get("name"), str)}
-            if names and names <= nic_names[other] and not names <= nic_names[role]:
+            if names and names <= names_of(other, h) and not names <= names_of(role, h):
                 why.append("its NICs are named as the %s hosts' are (%s)" % (other, ", ".join(sorted(names)[:4])))
             if other == "dgx" and role == "storage" and rdma_compute:
                 why.append("its NICs with RDMA devices are on compute-only fabrics (%s)" % ", ".join(
