@@ -4,7 +4,7 @@ srun runs on it with its GPUs, the pod_slurm module (through ansible) drains it 
 and the parsers read what the real commands print.
 
 Needs root and Debian's slurm-wlm + munge (``apt-get install slurm-wlm munge``); skipped with that reason
-otherwise (CI does not install them). Everything runs in a temporary directory on ports 16817/16818 with its
+otherwise (CI does not install them). Everything runs in a temporary directory on free ports with its
 own munge socket and key, so a Slurm or munge already on the machine is not touched; every daemon started is
 stopped at the end. No systemd: the daemons are started directly, as roles/slurm does.
 """
@@ -51,9 +51,24 @@ def _run(cmd, env, timeout=60, check=True):
     return res
 
 
+def _free_ports(n):
+    """``n`` TCP ports nothing listens on now. Each xdist worker that runs a test of this file starts its own
+    cluster (the fixture is per module and worker): on fixed ports the second one's slurmctld could not bind and
+    its tests timed out waiting for it (seen in CI, -n 2)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     d = str(tmp_path_factory.mktemp("slurm"))
+    ctld_port, slurmd_port = _free_ports(2)
     for sub in ("state", "spool", "log", "run", "dev", "munge"):
         os.makedirs(os.path.join(d, sub))
     for i in range(2):  # stand-in GPU device files (NVIDIA's major 195), as roles/slurm makes in the simulator
@@ -69,8 +84,8 @@ def cluster(tmp_path_factory):
     hw = slurm_parse.parse_slurmd_c(_run(["slurmd", "-C"], env).stdout)
     plan = slurm_conf.slurm_plan(
         {"controller": socket.gethostname(), "partition": "dgx", "state_dir": d + "/state", "spool_dir": d + "/spool",
-         "log_dir": d + "/log", "run_dir": d + "/run", "user": "root", "slurmctld_port": 16817,
-         "slurmd_port": 16818, "munge_socket": sock},
+         "log_dir": d + "/log", "run_dir": d + "/run", "user": "root", "slurmctld_port": ctld_port,
+         "slurmd_port": slurmd_port, "munge_socket": sock},
         "pod-in-a-box", {"name": socket.gethostname(), "address": "127.0.0.1"},
         [{"name": NODE, "address": "127.0.0.1", "gpus": 2, "gpu_device_prefix": d + "/dev/nvidia"}], {NODE: hw})
     with open(os.path.join(d, "slurm.conf"), "w") as fh:
