@@ -189,3 +189,14 @@ def test_locate_names_the_file_ansible_keeps(tmp_path):
     inv = copy_inventory("dgxpod", str(tmp_path))
     _write(inv, "group_vars/all/zz.yml", {"pod": {"name": "x"}})
     assert "zz.yml" in locate([inv], "DGX1-1", ["dgx"], "pod", "pod.fabrics")
+
+
+def test_a_partial_pod_in_a_group_file_with_only_validation_is_named_not_a_crash(tmp_path):
+    """pod: in group_vars/dgx.yml holding only an override (a user meaning to add one threshold): the DGX's pod has no
+    ra_profile then, and the override is checked against any profile's item - found on the simulator's copy, where
+    check_validation raised KeyError and the play failed with 'Module result deserialization failed'."""
+    inv = copy_inventory("dgxpod", str(tmp_path))
+    edit_yaml(os.path.join(inv, "group_vars/dgx.yml"), lambda d: d.update(
+        pod={"validation": {"expectations": {"network": {"relative_fraction_of_peers": 0.5}}}}))
+    findings, _ = preflight(inv)
+    error_finding(inv, findings, "group_vars/dgx.yml", "pod", "is set in 2 files", "group_vars/all/pod.yml")

@@ -180,8 +180,8 @@ def _check_expectations(exp: Any, known: Dict[str, Dict[str, List[Any]]], profil
                                    if where else "use one of %s" % ", ".join(sorted(known[cat]))))
                 continue
             ref = ((own.get(cat) or {}).get(key) if isinstance(own.get(cat), Mapping) else None)
-            if ref is None:
-                ref = known[cat][0]
+            if ref is None:  # the pod's own profile has no such item (or no profile): any profile's
+                ref = known[cat][key][0]
             _check_item(value, ref, known[cat][key], cat, key, kpath, host, out)
 
 
