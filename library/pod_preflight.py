@@ -132,6 +132,7 @@ summary:
 
 import glob
 import os
+import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
@@ -337,11 +338,15 @@ def main():
     p = module.params
     if not os.path.isdir(p["profiles_dir"]):
         module.fail_json(msg="profiles_dir %s is not a directory" % p["profiles_dir"])
-    if p["hosts"] is None:
-        findings, summary = scan_files(p["inventory_groups"], p["inventory_sources"]), {}
-    else:
-        findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"], p["pfc_priority"],
-                                p["host_pfc_priorities"], p["switch_options"], p["settings"])
+    try:
+        if p["hosts"] is None:
+            findings, summary = scan_files(p["inventory_groups"], p["inventory_sources"]), {}
+        else:
+            findings, summary = run(p["hosts"], p["inventory_sources"], p["profiles_dir"], p["pfc_priority"],
+                                    p["host_pfc_priorities"], p["switch_options"], p["settings"])
+    except Exception as exc:  # noqa: BLE001 - a check that crashes must say so, not 'result deserialization failed'
+        module.fail_json(msg="preflight itself failed on this model (a bug in a check - please report it with the "
+                         "inventory): %s: %s" % (type(exc).__name__, exc), traceback=traceback.format_exc())
     errs = errors(findings)
     warns = [f for f in findings if f.severity != "error"]
     result = dict(changed=False, findings=[f.as_dict() for f in findings], errors=len(errs),
