@@ -54,6 +54,7 @@ def _catalogue() -> Tuple[Fault, ...]:
     gpu_missing = _gpu("missing_gpu", "7")
     gpu_ecc = _gpu("ecc", "2")
     gpu_nvlink = _gpu("nvlink_down", "3:4")
+    gpu_driver = _gpu("driver", "418.87.01")
     return (
         Fault("nic_mtu", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 (model 9000)",
               ("network",), ("network",), ("mtu",), _mtu("enp132s0", 1500), _mtu("enp132s0")),
@@ -96,6 +97,8 @@ def _catalogue() -> Tuple[Fault, ...]:
               ("gpu",), ("gpu_ecc", "gpu_memory_retirement", "gpu_dcgm_diag"), ("ecc",), gpu_ecc[0], gpu_ecc[1]),
         Fault("gpu_nvlink_down", "gpu", "sim-dgx3", "GPU 3 NVLink 4 inactive (stand-in)",
               ("gpu",), ("gpu_nvlink",), ("inactive", "nvlink"), gpu_nvlink[0], gpu_nvlink[1]),
+        Fault("gpu_driver_odd", "gpu", "sim-dgx4", "one DGX on another driver (418.87.01, the others 418.67; "
+              "stand-in)", ("gpu",), ("gpu_driver_consistent",), ("418.87.01",), gpu_driver[0], gpu_driver[1]),
         Fault("slow_nic", "performance", "sim-dgx2", "enp12s0 shaped to 1 Gbit/s",
               ("iperf",), ("iperf_relative",), ("enp12s0",),
               lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp12s0", "--rate", "1gbit")),

@@ -370,3 +370,18 @@ def test_a_gpu_state_nvidia_smi_did_not_report_fails_as_not_reported_never_as_a_
         assert c["host"] == "sim-dgx2" and c["gpu"] == g["index"] and "not reported" in c["measured"], c
         assert "did not report" in c["cause"] or "reported neither" in c["cause"], c
     assert all(c["host"] == "sim-dgx2" for c in failed.values())
+
+
+def test_a_driver_odd_on_one_dgx_names_that_dgx_not_the_pod():
+    """Issue 46: three DGX on one driver and one on another - the odd one is the subject of its own failure (the
+    finding names the node); with no version on most DGX the pod fails as a whole."""
+    rows = [r.to_dict() for r in gpu_eval._consistency(
+        "gpu_driver_consistent", {"a": "535.1", "b": "535.1", "c": "550.2", "d": "535.1"}, "driver version")]
+    assert [(r["host"], r["status"], r["measured"], r["expected"]) for r in rows] == [
+        ("c", "fail", "550.2", "535.1")]
+    assert rows[0]["subject"] == {"node": "c"} and rows[0]["category"] == "node_state"
+    assert rows[0]["cause"] == "c has driver version 550.2, the other 3 DGX have 535.1"
+    tie = [r.to_dict() for r in gpu_eval._consistency("gpu_driver_consistent", {"a": "1", "b": "2"}, "driver")]
+    assert [(r["host"], r["status"], r["category"]) for r in tie] == [("pod", "fail", "pod_state")]
+    same = [r.to_dict() for r in gpu_eval._consistency("gpu_driver_consistent", {"a": "1", "b": "1"}, "driver")]
+    assert [(r["host"], r["status"]) for r in same] == [("pod", "pass")]

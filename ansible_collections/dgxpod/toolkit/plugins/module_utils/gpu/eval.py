@@ -311,18 +311,29 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
     return out
 
 
-def _consistency(check: str, values: Dict[str, Optional[str]], what: str) -> CheckResult:
+def _consistency(check: str, values: Dict[str, Optional[str]], what: str) -> List[CheckResult]:
+    """One value of ``what`` across the DGX. When most DGX agree and a few do not, each odd DGX is a failure of its
+    own (its node the subject: the finding names it, not the pod); with no majority, the pod fails as a whole."""
     by_value: Dict[str, List[str]] = {}
     for node, v in sorted(values.items()):
         if v is not None:
             by_value.setdefault(v, []).append(node)
     if not by_value:
-        return CheckResult(check, "pod", "skipped", source=SRC_CONSISTENT, reason="no %s was read" % what, **_pod())
-    ok = len(by_value) == 1
+        return [CheckResult(check, "pod", "skipped", source=SRC_CONSISTENT, reason="no %s was read" % what,
+                            **_pod())]
     measured = "; ".join("%s: %s" % (v, ", ".join(n)) for v, n in sorted(by_value.items()))
-    return CheckResult(check, "pod", "pass" if ok else "fail", expected="one %s" % what, measured=measured,
-                       source=SRC_CONSISTENT, cause=None if ok else "mixed %s across the pod: %s" % (what, measured),
-                       **_pod())
+    if len(by_value) == 1:
+        return [CheckResult(check, "pod", "pass", expected="one %s" % what, measured=measured, source=SRC_CONSISTENT,
+                            **_pod())]
+    ranked = sorted(by_value.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    (common, most), rest = ranked[0], ranked[1:]
+    if len(most) > sum(len(n) for _, n in rest):  # a majority: the others are the odd ones
+        return [CheckResult(check, node, "fail", expected=common, measured=value, source=SRC_CONSISTENT,
+                            cause="%s has %s %s, the other %d DGX have %s" % (node, what, value, len(most), common),
+                            **_on(node))
+                for value, nodes in rest for node in nodes]
+    return [CheckResult(check, "pod", "fail", expected="one %s" % what, measured=measured, source=SRC_CONSISTENT,
+                        cause="mixed %s across the pod, no version on most DGX: %s" % (what, measured), **_pod())]
 
 
 def _unreachable(entry: Dict[str, Any]) -> bool:
@@ -350,17 +361,17 @@ def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context
         others = set().union(*[b for n, b in buses.items() if n != node]) if len(buses) > 1 else set()
         out += _node_checks(node, entry, sorted(others))
     facts = {n: (e.get("facts") or {}) for n, e in nodes.items() if e.get("status") == "ok"}
-    out.append(_consistency("gpu_driver_consistent", {n: (f.get("smi") or {}).get("driver_version")
+    out.extend(_consistency("gpu_driver_consistent", {n: (f.get("smi") or {}).get("driver_version")
                                                       for n, f in facts.items()}, "NVIDIA driver version"))
-    out.append(_consistency("gpu_cuda_consistent", {n: (f.get("smi") or {}).get("cuda_version")
+    out.extend(_consistency("gpu_cuda_consistent", {n: (f.get("smi") or {}).get("cuda_version")
                                                     for n, f in facts.items()}, "CUDA version"))
     fw = {}
     for n, f in facts.items():
         hcas = f.get("hcas") or {}
         fw[n] = ",".join(sorted({"%s %s" % (h.get("board_id") or "", h.get("fw")) for h in hcas.values()
                                  if h.get("fw")})) or None
-    out.append(_consistency("hca_firmware_consistent", fw, "HCA firmware (per board)"))
-    out.append(_consistency("ofed_consistent", {n: f.get("ofed") for n, f in facts.items()}, "OFED/DOCA version"))
+    out.extend(_consistency("hca_firmware_consistent", fw, "HCA firmware (per board)"))
+    out.extend(_consistency("ofed_consistent", {n: f.get("ofed") for n, f in facts.items()}, "OFED/DOCA version"))
     return out
 
 
