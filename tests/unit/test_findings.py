@@ -405,3 +405,22 @@ def test_a_slow_nic_is_named_even_with_one_noisy_pair_on_another_nic_of_its_node
     assert findings[0]["subject"] == "sim-dgx2 enp12s0", [f["summary"] for f in findings]
     assert len(findings[0]["explains"]) == 3 and all(e["check"] == "iperf_relative" for e in findings[0]["explains"])
     assert len(findings) == 2 and "enp5s0" in findings[1]["summary"], [f["summary"] for f in findings]
+
+
+def test_a_node_slow_on_its_own_too_is_the_node_not_its_links(pod, index):
+    """Issue 46: a DGX slow in every NCCL run, its single-node run included, is told its links are fine and the
+    node (GPUs, NVLink, CPU) is slow; slow only in pairs, the cable advice stays."""
+    single = CheckResult("nccl_relative", "sim-dgx3", "fail", expected=100.0, measured=55.0, stage="nccl",
+                         cause="sim-dgx3 alone reaches 55% of the other nodes' median",
+                         subject=Subject(node="sim-dgx3", step="single"), category=JOB_PERF).to_dict()
+    others = [CheckResult("nccl_relative", h, "pass", expected=100.0, measured=100.0, stage="nccl",
+                          subject=Subject(node=h, step="single"), category=JOB_PERF).to_dict()
+              for h in ("sim-dgx1", "sim-dgx2", "sim-dgx4")]
+    pairs = [nccl_pair("sim-dgx3", "sim-dgx1", "fail", 3.0), nccl_pair("sim-dgx2", "sim-dgx3", "fail", 3.0),
+             nccl_pair("sim-dgx2", "sim-dgx4", "pass", 10.0), nccl_pair("sim-dgx1", "sim-dgx4", "pass", 10.0)]
+    findings = build_findings([single] + others + pairs, index)
+    assert [f["subject"] for f in findings] == ["sim-dgx3"]
+    assert "the node itself is slow, not its links" in findings[0]["cause"], findings[0]["cause"]
+    assert "check its cable" not in findings[0]["cause"]
+    findings = build_findings(others + pairs, index)  # slow in pairs only: its links
+    assert [f["subject"] for f in findings] == ["sim-dgx3"] and "check its cable" in findings[0]["cause"]

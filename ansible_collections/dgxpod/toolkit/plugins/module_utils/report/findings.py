@@ -105,9 +105,19 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
         nics = sorted({e[1] for i in members for e in facts[i].endpoints if e[0] == node and e[1]})
         subject = "%s %s" % (node, nics[0]) if len(nics) == 1 else node
         kinds = _unique(_kind(results[i]) for i in members)
-        d = _Draft(node, subject, "%s is low in %d performance test(s) (%s) while its partners pass elsewhere: check "
-                   "its cable, the switch port speed and error counters, its MTU and any rate limit on it"
-                   % (subject, len(members), ", ".join(kinds)), None, 3)
+        alone = [i for i in members if results[i].get("category") == JOB_PERF
+                 and subject_of(results[i], "step") == "single" and subject_of(results[i], "node") == node]
+        if alone:  # slow on its own too: not its links (issue 46)
+            cause = ("%s is low in %d performance test(s) (%s), its run on its own included (%s): the node itself is "
+                     "slow, not its links - check its GPUs (clocks, throttling, NVLink: the gpu stage, nvidia-smi -q, "
+                     "dcgmi diag), its CPU load and its GPU/NIC affinity" % (
+                         subject, len(members), ", ".join(kinds), ", ".join(_unique(
+                             str(results[i].get("check")) for i in alone))))
+        else:
+            cause = ("%s is low in %d performance test(s) (%s) while its partners pass elsewhere: check its cable, "
+                     "the switch port speed and error counters, its MTU and any rate limit on it"
+                     % (subject, len(members), ", ".join(kinds)))
+        d = _Draft(node, subject, cause, None, 3)
         claim(d, members)
     # 5. a measurement the pod as a whole misses (most of its entries fail, no one node stands out)
     for name, members, decided in _pod_wide(results, bad, claimed):
@@ -127,6 +137,11 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
             same[key] = _Draft(key[0], "%s %s" % (c.get("host"), c.get("check")), key[1], i, 5)
             claim(same[key], [i])
     return _finish(drafts, results)
+
+
+def subject_of(c: Mapping[str, Any], key: str) -> Any:
+    """One field of a check's subject (None when it has none)."""
+    return subject(c).get(key)
 
 
 def _unique(items: Any) -> List[str]:
