@@ -22,6 +22,7 @@ from statistics import median
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from xml.sax.saxutils import quoteattr
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.report_text import fmt_number
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (LINK_PERF, CheckResult, Subject,
     expectation, link_text, pass_fail)
 
@@ -205,14 +206,6 @@ def evaluate(recorded: Mapping[str, Any], expectations: Dict[str, Any],
 
 # ------------------------------------------------------------------------------------------ report section
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return ("%.1f" % v) if abs(v) >= 10 else ("%.3g" % v)
-    return str(v)
-
-
 def _color(ratio: Optional[float]) -> str:
     """Red (<= 0.5) to green (>= 1.0) for a ratio to the expectation."""
     if ratio is None:
@@ -225,9 +218,9 @@ def _line(c: Mapping[str, Any]) -> str:
     """A cell's tooltip: the check's cause or reason, or what it measured."""
     if c.get("cause") or c.get("reason"):
         return str(c.get("cause") or c.get("reason"))
-    text = "measured %s Gb/s" % _fmt(c.get("measured"))
+    text = "measured %s Gb/s" % fmt_number(c.get("measured"))
     if c.get("expected") is not None:
-        text += " (expected >= %s)" % _fmt(c.get("expected"))
+        text += " (expected >= %s)" % fmt_number(c.get("expected"))
     return text
 
 
@@ -268,7 +261,7 @@ def heatmaps(doc: Mapping[str, Any]) -> List[Tuple[str, str]]:
             x, y = pad + hosts.index(b) * size, pad + hosts.index(a) * size
             fill = "#b39ddb" if status == "error" else _color(ratio)
             stroke = ' stroke="#000" stroke-width="2"' if status == "fail" else ' stroke="#fff"'
-            label = "err" if measured is None else _fmt(measured)
+            label = "err" if measured is None else fmt_number(measured)
             tip = "%s -> %s: %s" % (a, b, _line(absolute or relative))
             parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s"%s><title>%s</title></rect>'
                          % (x, y, size, size, fill, stroke, escape(tip)))

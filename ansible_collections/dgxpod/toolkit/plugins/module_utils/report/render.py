@@ -13,21 +13,13 @@ from html import escape
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 from xml.sax.saxutils import quoteattr
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.report_text import fmt_number
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import html_sections, markdown_sections
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import link_text
 
 SIM_LINE = ("SIMULATED POD (pod-in-a-box): these results come from the simulator, not from DGX hardware; "
             "they are never compared with the RA's hardware figures.")
 STATUS_ORDER = {"fail": 0, "error": 1, "skipped": 2, "pass": 3}
-COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "skipped": "#757575"}
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return ("%.1f" % v) if abs(v) >= 10 else ("%.3g" % v)
-    return str(v)
 
 
 def row_subject(c: Dict[str, Any]) -> Optional[str]:
@@ -62,11 +54,11 @@ def details(c: Dict[str, Any]) -> str:
     parts = []
     if "measured" in c or "expected" in c:
         which = row_subject(c)  # the adapter, GPU, link, step or pass of this row
-        m = "%smeasured %s" % ("%s: " % which if which else "", _fmt(c.get("measured")))
+        m = "%smeasured %s" % ("%s: " % which if which else "", fmt_number(c.get("measured")))
         m += " %s" % c["unit"] if c.get("unit") else ""
         if c.get("expected") is not None:  # a threshold (>=) unless the check says how it compares, or is not a number
             numeric = isinstance(c["expected"], (int, float)) and not isinstance(c["expected"], bool)
-            m += " (expected %s%s)" % (c.get("compare") or (">= " if numeric else ""), _fmt(c.get("expected")))
+            m += " (expected %s%s)" % (c.get("compare") or (">= " if numeric else ""), fmt_number(c.get("expected")))
         if c.get("measured") is not None or c.get("expected") is not None:
             parts.append(m.strip())
     for key in ("cause", "reason", "note"):  # note: e.g. a pair that ran again to confirm (iperf_confirm)
@@ -257,7 +249,7 @@ def render_html(results: Dict[str, Any]) -> str:
         body.append('<tr><td>%s</td><td>%s</td><td class="%s">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>'
                     "<td>%s</td></tr>"
                     % (escape(str(c.get("check"))), escape(str(c.get("host"))), c.get("status"), c.get("status"),
-                       escape(_fmt(c.get("expected"))), escape(_fmt(c.get("measured"))),
+                       escape(fmt_number(c.get("expected"))), escape(fmt_number(c.get("measured"))),
                        escape(str(c.get("unit") or "")),
                        escape(details(c)), escape(str(c.get("source") or ""))))
     body.append("</table>")

@@ -7,15 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#6a1b9a", "skipped": "#757575"}
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return ("%.1f" % v) if abs(v) >= 10 else ("%.3g" % v)
-    return str(v)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.report_text import STATUS_COLORS, fmt_number
 
 
 def _axes(w: int, h: int, left: int, bottom: int, xlabels: Sequence[str], ymax: float, ylabel: str) -> List[str]:
@@ -28,7 +20,8 @@ def _axes(w: int, h: int, left: int, bottom: int, xlabels: Sequence[str], ymax: 
     for k in range(5):
         v = ymax * k / 4
         y = 20 + ph - ph * k / 4
-        parts.append('<text x="%d" y="%d" font-size="10" text-anchor="end">%s</text>' % (left - 4, y + 3, _fmt(v)))
+        parts.append('<text x="%d" y="%d" font-size="10" text-anchor="end">%s</text>'
+                     % (left - 4, y + 3, fmt_number(v)))
         parts.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#eee"/>' % (left, y, left + pw, y))
     for i, lab in enumerate(xlabels):
         x = left + pw * (i + 0.5) / max(1, len(xlabels))
@@ -71,9 +64,9 @@ def fio_plot(results: Mapping[str, Any]) -> Optional[str]:
         parts.append(_polyline(pts, "#1565c0"))
         for i, v in enumerate(measured):
             if v is not None:
-                color = COLORS.get(steps[i].get("status"), "#1565c0")
+                color = STATUS_COLORS.get(steps[i].get("status"), "#1565c0")
                 parts.append('<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s node(s): %s MB/s</title></circle>'
-                             % (xs[i], y(v), color, steps[i].get("step"), _fmt(v)))
+                             % (xs[i], y(v), color, steps[i].get("step"), fmt_number(v)))
     line, label = (expected, "expected (RA, scaled to this pod)") if any(expected) else \
         (ref, "linear from 1 node (reference%s)" % (", simulated: no RA figure" if simulated else ""))
     if line and any(line):
@@ -112,7 +105,7 @@ def latency_plot(results: Mapping[str, Any]) -> Optional[str]:
         parts.append(_polyline(pts, color))
         for (px, py), s in zip(pts, steps, strict=True):
             parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s, %d node(s): %s ms</title></circle>'
-                         % (px, py, color, label, s, _fmt(per_step[s][key])))
+                         % (px, py, color, label, s, fmt_number(per_step[s][key])))
         parts.append('<text x="%d" y="14" font-size="11" fill="%s">&#9679; %s</text>' % (left + 70 * n, color, label))
     parts.append('<text x="%d" y="%d" font-size="11" text-anchor="middle">nodes reading at once</text>'
                  % (left + pw // 2, h - 4))
@@ -138,7 +131,7 @@ def markdown(doc: Mapping[str, Any]) -> List[str]:
         return []
     out = ["", "## RA sizing for this pod", "", "| input / result | value |", "|---|---|"]
     for label, key in _SIZING_MD:
-        out.append("| %s | %s |" % (label, _fmt(sz.get(key))))
+        out.append("| %s | %s |" % (label, fmt_number(sz.get(key))))
     for name, hit in (sz.get("cache_hit") or {}).items():
         out.append("| cache-hit estimate, %s | %d%% |" % (name, round(100 * hit)))
     if sz.get("sources"):
@@ -163,7 +156,7 @@ def html(doc: Mapping[str, Any]) -> List[str]:
     if sz:
         body.append("<h2>RA sizing for this pod</h2><table>")
         for label, key in _SIZING_HTML:
-            body.append("<tr><th>%s</th><td>%s</td></tr>" % (escape(label), escape(_fmt(sz.get(key)))))
+            body.append("<tr><th>%s</th><td>%s</td></tr>" % (escape(label), escape(fmt_number(sz.get(key)))))
         for name, hit in (sz.get("cache_hit") or {}).items():
             body.append("<tr><th>cache-hit estimate, %s</th><td>%d%%</td></tr>" % (escape(name), round(100 * hit)))
         body.append("<tr><th>sources</th><td>%s</td></tr></table>" % escape("; ".join(sz.get("sources") or [])))
