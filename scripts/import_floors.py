@@ -25,7 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MU = os.path.join(ROOT, "ansible_collections", "dgxpod", "toolkit", "plugins", "module_utils")
 PACKAGE = "ansible_collections.dgxpod.toolkit.plugins.module_utils"
 
-# The floors, bottom (0) to top. A package may import its own floor and those below, never one above.
+# The floors, bottom (0) to top (the one table: tests/unit/test_imports.py enforces it). A package may import its own
+# floor and those below, never one above.
 FLOORS: Dict[str, int] = {
     # 0 ground: the result type, the hardware catalogue, shared helpers (run a tool, parse errors)
     "result": 0, "catalog": 0, "common": 0,
