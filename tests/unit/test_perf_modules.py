@@ -41,6 +41,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+_HELD = []
+
+
+def refused_port():
+    """A port that refuses connections for the rest of the session: bound here and never listened on, so no
+    other test (or xdist worker) can start a server on it - a port merely free a moment ago can be taken by the
+    next iperf3 server, and the test expecting a refusal then finds a server."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _HELD.append(s)
+    return s.getsockname()[1]
+
+
 def iperf_servers(port):
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -83,7 +96,6 @@ def test_iperf_server_client_stop_and_errors(tmp_path):
 
 
 @needs
-@needs
 def test_iperf_servers_start_together_and_stop_together_and_a_held_port_is_named():
     """pod_iperf's start_servers/stop_all (role=servers): every server launched before one wait for all of them
     to listen (each round has servers of its own, perf/plan.round_ports); a port another program holds is an
@@ -120,7 +132,7 @@ def test_iperf_servers_and_clients_run_a_host_schedule(tmp_path):
     tests = [{"id": "r1:x", "server": "127.0.0.1", "port": a, "bind": "127.0.0.1", "offset": 0},
              {"id": "r1:y", "server": "127.0.0.1", "port": b, "bind": "127.0.0.1", "reverse": True, "offset": 0},
              {"id": "r2:x", "server": "127.0.0.1", "port": a, "bind": "127.0.0.1", "offset": 2.5},
-             {"id": "r2:z", "server": "127.0.0.1", "port": free_port(), "offset": 2.5}]
+             {"id": "r2:z", "server": "127.0.0.1", "port": refused_port(), "offset": 2.5}]
     r = run_tasks(tmp_path, [
         ("pod_iperf", "servers", {"role": "servers", "listen": listen, "lifetime": 60}),
         ("pod_iperf", "clients", {"role": "clients", "tests": tests, "duration": 1, "streams": 1,
@@ -415,7 +427,7 @@ def test_unreadable_iperf3_and_fio_output_is_an_error_naming_node_and_version(tm
     d = tmp_path / "m1"
     d.mkdir()
     r = run_tasks(tmp_path, [
-        ("pod_iperf", "client", {"role": "client", "server": "127.0.0.1", "port": free_port(), "duration": 1,
+        ("pod_iperf", "client", {"role": "client", "server": "127.0.0.1", "port": refused_port(), "duration": 1,
                                  "iperf3_path": iperf3}),
         ("pod_fio", "fio", {"directories": [str(d)], "numjobs": 1, "size": "8MiB", "runtime": 1, "fio_path": fio,
                             "layout": False}),
