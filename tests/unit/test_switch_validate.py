@@ -179,10 +179,10 @@ def test_rising_counters_are_found_per_port(sw):
 
 
 def test_an_unreachable_switch_is_error_naming_it(sw):
-    with socket.socket() as s:  # a port nobody listens on
+    with socket.socket() as s:  # bound, never listened on: refuses while held, and no other test can take it
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    _, checks = run(sw, dict(sw["params"], port=port, connect_timeout=3))
+        _, checks = run(sw, dict(sw["params"], port=port, connect_timeout=3))
     (err,) = checks
     assert (err["check"], err["host"], err["status"]) == ("switch_connect", SW, "error")
     assert (err["category"], err["subject"]) == ("switch_state", {"switch": SW})

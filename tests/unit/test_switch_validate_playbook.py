@@ -30,9 +30,9 @@ def pod(tmp_path_factory):
     server.add("sim-sw1", "eos", wiring=pm.switch_wiring(pm.pod_shape(4, 2))["sim-sw1"])
     server.start()
     inv = copy_inventory("sim", str(base / "inv"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = s.getsockname()[1]
+    held = socket.socket()  # bound and never listened on while the module runs: refuses, and no other test takes it
+    held.bind(("127.0.0.1", 0))
+    closed = held.getsockname()[1]
     os.makedirs(os.path.join(inv, "host_vars"), exist_ok=True)
     for name, port in (("sim-sw1", server.switches["sim-sw1"]["port"]), ("sim-sw2", closed)):
         with open(os.path.join(inv, "host_vars", name + ".yml"), "w") as fh:
@@ -55,6 +55,7 @@ def pod(tmp_path_factory):
         + yaml.safe_load(wrapper.read_text())))
     yield {"inv": inv, "server": server, "wrapper": str(wrapper), "started": str(started),
            "stages": base / "stages.json"}
+    held.close()
     server.stop()
 
 
