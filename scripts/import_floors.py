@@ -36,7 +36,7 @@ FLOORS: Dict[str, int] = {
     "preflight": 2,
     # 3 per concern: parsers, planning, evaluators (each package its own; none imports another's private names)
     "network": 3, "gpu": 3, "switch": 3, "storage": 3, "perf": 3, "nccl": 3, "containers": 3, "training": 3,
-    "slurm": 3, "drift": 3,
+    "slurm": 3, "drift": 3, "node": 3,
     # 4 the report: the stage registry, findings, rendering, the results document
     "report": 4,
 }
