@@ -53,9 +53,9 @@ def test_a_changed_hosts_entry_and_a_deleted_nccl_env_are_named_then_restored(co
         nccl = failed[("drift_nccl_env", NODE)]
         assert nccl["status"] == "fail" and nccl["measured"] == "missing" and nccl["file"] == NCCL_ENV
         assert "%s %s is missing" % (NODE, NCCL_ENV) in nccl["cause"]
-        # the run's closing message names the node and each file
-        assert "[drift_hosts %s] %s /etc/hosts" % (NODE, NODE) in out, out[-3000:]
-        assert "[drift_nccl_env %s] %s %s is missing" % (NODE, NODE, NCCL_ENV) in out, out[-3000:]
+        # the run's closing message: one line per finding, naming the node and each file
+        assert "%s /etc/hosts: the managed block differs" % NODE in out, out[-3000:]
+        assert "%s %s is missing" % (NODE, NCCL_ENV) in out, out[-3000:]
     finally:
         fix = run("ansible-playbook", "playbooks/network.yml", check=True)
     stats = recap(fix.stdout)
