@@ -2,7 +2,8 @@
 """Filters for the GPU and node health stage (playbooks/validate_gpu.yml)."""
 from __future__ import annotations
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS, dgx_model
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_plan import dcgm_timeout
 
 
 def gpu_stage_record(dgx_hosts, hostvars, level, result_var="gpu_health_read"):
@@ -34,12 +35,25 @@ DEFAULT_LEVELS = {"quick": 1, "full": 3}
 
 def gpu_dcgm_level(ra_profile, run_profile, override=None):
     """The dcgmi diag level: ``override`` (-e gpu_dcgm_level), else the RA profile's
-    perf_runs.<run_profile>.gpu.dcgm_level, else 1 for quick and 3 for full (DCGM docs: r1 quick, r3 long)."""
+    perf_runs.<run_profile>.gpu.dcgm_level, else 1 for quick and 3 for full (DCGM docs: r1 quick, r3 long; level 4,
+    "extra long", 1-2 hours, is selectable the same ways)."""
     if override not in (None, ""):
         return int(override)
     run = ((ra_profile or {}).get("perf_runs") or {}).get(run_profile) or {}
     level = (run.get("gpu") or {}).get("dcgm_level")
     return int(level if level is not None else DEFAULT_LEVELS.get(run_profile, 1))
+
+
+def gpu_dcgm_timeout(level, model=None, override=None):
+    """Seconds ``dcgmi diag -r <level>`` may run on a DGX of ``model`` (``dgx_model``): ``override``
+    (-e gpu_dcgm_timeout) when given, else module_utils/gpu/dcgm_plan.py ``dcgm_timeout`` from DCGM's documented
+    duration of the level, scaled by the model's GPU count (the hardware catalogue). An unknown model is sized for
+    the catalogue's largest GPU count, so it is never cut short."""
+    if override not in (None, ""):
+        return int(override)
+    m = dgx_model(model)
+    gpus = m.gpus if m is not None else max(x.gpus for x in DGX_MODELS.values())
+    return dcgm_timeout(level, gpus)
 
 
 def gpu_nvswitch(model):
@@ -51,4 +65,5 @@ def gpu_nvswitch(model):
 
 class FilterModule:
     def filters(self):
-        return {"gpu_stage_record": gpu_stage_record, "gpu_dcgm_level": gpu_dcgm_level, "gpu_nvswitch": gpu_nvswitch}
+        return {"gpu_stage_record": gpu_stage_record, "gpu_dcgm_level": gpu_dcgm_level,
+                "gpu_dcgm_timeout": gpu_dcgm_timeout, "gpu_nvswitch": gpu_nvswitch}

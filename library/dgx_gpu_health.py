@@ -24,13 +24,20 @@ description:
     (module_utils/gpu/eval.py, docs/validation.md "GPU and node health").
 options:
   dcgm_level:
-    description: C(dcgmi diag) run level (1 quick, 2 medium, 3 long). 0 skips DCGM.
+    description:
+      - C(dcgmi diag) run level (1 quick, 2 medium, 3 long, 4 extra long). 0 skips DCGM.
+      - "DCGM User Guide, Run Levels and Tests: r1 seconds, r2 < 2 mins, r3 < 30 mins, r4 1-2 hours."
     type: int
     default: 1
+    choices: [0, 1, 2, 3, 4]
   dcgm_timeout:
-    description: Seconds C(dcgmi diag) may run before it is reported as timed out.
+    description:
+      - Seconds C(dcgmi diag) may run before it is reported as timed out.
+      - When not given, sized from the level's documented duration and the GPU count nvidia-smi reported
+        (module_utils/gpu/dcgm_plan.py C(dcgm_timeout); level 3 on 8 GPUs is 2820 s, level 4 10920 s).
+        C(playbooks/validate_gpu.yml) passes the same figure for the DGX model (C(gpu_dcgm_timeout) filter;
+        C(-e gpu_dcgm_timeout=N) overrides it).
     type: int
-    default: 300
   tool_timeout:
     description: Seconds each nvidia-smi call and the other tools may run.
     type: int
@@ -54,6 +61,11 @@ EXAMPLES = r"""
     dcgm_level: 1
     nvswitch: "{{ dgx_model | gpu_nvswitch }}"  # the hardware catalogue (module_utils/catalog/dgx.py)
     fs_root: "{{ dgx_network_sysfs_root | default('/') }}"
+
+- name: Read GPU health with DCGM's extra-long level (1-2 hours; the time limit follows from the level)
+  dgx_gpu_health:
+    dcgm_level: 4
+    nvswitch: "{{ dgx_model | gpu_nvswitch }}"
 """
 
 RETURN = r"""
@@ -77,7 +89,7 @@ dgx_gpu:
       description: C(nvidia-smi topo -m) parsed (matrix, CPU/NUMA affinity, GPU<->NIC).
       type: dict
     dcgm:
-      description: "{present, level, result (parsed dcgmi diag -j) or null, error}."
+      description: "{present, level, timeout (seconds it was given), result (parsed dcgmi diag -j) or null, error}."
       type: dict
     modules:
       description: "{peermem: loaded peer-memory module or null, nvidia: bool, error}."
@@ -107,6 +119,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_plan import dcgm_timeout as planned_timeout
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import (GpuParseError, parse_nvlink_errors,
     parse_nvlink_status, parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers import read_sysfs
@@ -139,8 +152,9 @@ def _netdev(pdir):
     return names[0] if names else None
 
 
-def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=300, nvswitch=False):
-    """Everything the module returns, with ``run(cmd, timeout)`` and ``which(name)`` injected (unit-testable)."""
+def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=None, nvswitch=False):
+    """Everything the module returns, with ``run(cmd, timeout)`` and ``which(name)`` injected (unit-testable).
+    ``dcgm_timeout`` None: sized from the level and the GPU count nvidia-smi reported (gpu/dcgm_plan.py)."""
     start = time.monotonic()
     errors = []
     facts = {"smi": None, "nvlink": None, "nvlink_errors": [], "topo": None, "errors": errors}
@@ -164,7 +178,11 @@ def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=
     facts["nvlink"] = tool("nvidia-smi nvlink -s", ["nvidia-smi", "nvlink", "-s"], parse_nvlink_status)
     facts["topo"] = tool("nvidia-smi topo -m", ["nvidia-smi", "topo", "-m"], parse_topo_matrix)
 
-    dcgm = {"present": which("dcgmi") is not None, "level": dcgm_level, "result": None, "error": None}
+    if dcgm_timeout is None:
+        gpus = len((facts["smi"] or {}).get("gpus") or []) or None
+        dcgm_timeout = planned_timeout(dcgm_level, gpus)
+    dcgm = {"present": which("dcgmi") is not None, "level": dcgm_level, "timeout": dcgm_timeout, "result": None,
+            "error": None}
     if dcgm["present"] and dcgm_level > 0:
         rc, out, err = run(["dcgmi", "diag", "-r", str(dcgm_level), "-j"], dcgm_timeout)
         if rc is None:
@@ -227,8 +245,8 @@ def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            dcgm_level=dict(type="int", default=1, choices=[0, 1, 2, 3]),
-            dcgm_timeout=dict(type="int", default=300),
+            dcgm_level=dict(type="int", default=1, choices=[0, 1, 2, 3, 4]),
+            dcgm_timeout=dict(type="int"),
             tool_timeout=dict(type="int", default=60),
             fs_root=dict(type="path", default="/"),
             nvswitch=dict(type="bool", default=False),

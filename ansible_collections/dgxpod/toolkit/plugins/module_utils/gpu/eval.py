@@ -28,7 +28,8 @@ SRC_THROTTLE = ("NVML clocks event (throttle) reasons (nvmlClocksEventReasons): 
                 "thermal slowdown and power brake must not be active on an idle GPU")
 SRC_PEERMEM = ("NVIDIA GPUDirect RDMA documentation: nvidia_peermem (driver >= 465) or the older nv_peer_mem "
                "module must be loaded for NCCL's GPU Direct RDMA (NCCL_NET_GDR_READ in the RA)")
-SRC_DCGM = "NVIDIA DCGM diagnostics (dcgmi diag -r 1 quick, -r 3 long): every test must pass; reason is DCGM's"
+SRC_DCGM = ("NVIDIA DCGM diagnostics (dcgmi diag -r 1 quick, -r 2 medium, -r 3 long, -r 4 extra long): every test "
+            "must pass; reason is DCGM's")
 SRC_CONSISTENT = "toolkit rule (docs/validation.md): one driver, CUDA, HCA firmware and OFED version across the pod"
 
 
