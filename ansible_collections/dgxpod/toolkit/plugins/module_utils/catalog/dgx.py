@@ -51,6 +51,16 @@ class DgxModel:
     real_memory_mb: int
     nvme: Optional[str]
     sources: Mapping[str, str] = field(default_factory=dict)
+    # the host inventory check (module_utils/node/inventory_eval.py); each with its source in ``sources``
+    # ("host_inventory"). A tuple holds every configuration NVIDIA sells (DGX A100 320 GB / 640 GB).
+    numa_nodes: Optional[int] = None          # NUMA nodes Linux shows (BIOS default; DGX A100: NPS4)
+    dimms: Tuple[int, ...] = ()               # DIMMs per configuration, in the order of ``memory_gb``
+    nvme_os_drives: Optional[int] = None      # the OS (boot) NVMe drives (RAID 1)
+    nvme_os_tb: Optional[float] = None
+    nvme_data_drives: Tuple[int, ...] = ()    # the data-cache NVMe drives (the /raid RAID 0), per configuration
+    nvme_data_tb: Optional[float] = None      # per drive, TB (10^12 bytes)
+    psus: Optional[int] = None                # power supplies
+    swap_guidance: Optional[str] = None       # NVIDIA's word on swap, None where NVIDIA documents none
 
     @property
     def nvswitch(self) -> bool:
@@ -59,6 +69,13 @@ class DgxModel:
 
     def hcas_for(self, role: str) -> Tuple[Hca, ...]:
         return tuple(h for h in self.hcas if h.role == role)
+
+    @property
+    def nvme_drives(self) -> Tuple[int, ...]:
+        """NVMe drives in all (OS + data) per configuration; () when the model has no NVMe (DGX-1: SATA SSDs)."""
+        if self.nvme_os_drives is None and not self.nvme_data_drives:
+            return ()
+        return tuple((self.nvme_os_drives or 0) + d for d in (self.nvme_data_drives or (0,)))
 
 
 SRC_DGX1 = ("NVIDIA DGX-1 User Guide and 'NVIDIA DGX-1 with Tesla V100 System Architecture' white paper "
@@ -76,6 +93,21 @@ SRC_NVLINK_RATE = ("nvidia-smi nvlink -s (docs/hardware-facts.md 'GPU health too
                    "nvlink_s_h100_550.txt); A100: 25 GB/s per NVLink 3 link and direction (600 GB/s over 12 links, "
                    "'NVIDIA A100 Tensor Core GPU Architecture' white paper)")
 
+# The host inventory (issue 39): NUMA nodes, DIMMs, NVMe drives, power supplies. NVIDIA documents no swap size for
+# DGX OS, so ``swap_guidance`` stays None and the swap check only reports (module_utils/node/inventory_eval.py).
+SRC_INV_DGX1 = ("NVIDIA DGX-1 User Guide, hardware specifications: 2 sockets (2 NUMA nodes), 512 GB DDR4 as 16x 32 GB "
+                "LRDIMM, storage 4x 1.92 TB SATA SSD in RAID 0 (no NVMe), 4x 1600 W power supplies (3+1)")
+SRC_INV_DGX2 = ("NVIDIA DGX-2 User Guide, hardware overview: 2 sockets (2 NUMA nodes), 1.5 TB as 24x 64 GB DIMMs, "
+                "OS 2x 960 GB NVMe (RAID 1), data 8x 3.84 TB NVMe (30 TB, RAID 0 on /raid), 6 power supplies")
+SRC_INV_DGXA100 = ("NVIDIA DGX A100 User Guide, hardware overview (component descriptions): 1 TB as 16x 64 GB "
+                   "DIMMs (2 TB, 32 DIMMs, on the 640 GB system), OS 2x 1.92 TB M.2 NVMe (RAID 1), data cache "
+                   "4x 3.84 TB U.2 NVMe (15 TB; 8x, 30 TB, on the 640 GB system) in RAID 0 on /raid, 6x 3 kW power supplies; 8 NUMA "
+                   "nodes: the EPYC 7742s run NPS4 (the GPUs' NUMA affinity 0-7 in nvidia-smi topo -m, fixture "
+                   "gpu/topo_dgxa100_nic_legend.txt)")
+SRC_INV_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, hardware overview (component descriptions): 2x Xeon 8480C (2 NUMA "
+                   "nodes), 2 TB as 32x 64 GB DDR5 DIMMs, OS 2x 1.92 TB M.2 NVMe (RAID 1), internal storage 8x 3.84 TB "
+                   "U.2 NVMe (RAID 0 on /raid), 6x 3.3 kW power supplies (4+2 redundant)")
+
 DGX_MODELS: Dict[str, DgxModel] = {
     "dgx1": DgxModel(
         title="DGX-1 (Tesla V100)", gpus=8, gpu="Tesla V100-SXM2-32GB", gpu_family="V100-SXM2", gpu_memory_gb=(32,),
@@ -84,7 +116,9 @@ DGX_MODELS: Dict[str, DgxModel] = {
         hcas=(Hca(4, "ConnectX-4", 1, 100, "compute", 3, 16),),
         cpu="2x Intel Xeon E5-2698 v4 (20 cores)", cpu_sockets=2, cpu_cores_per_socket=20, cpu_threads_per_core=2,
         memory_gb=(512,), real_memory_mb=500000, nvme=None,
-        sources={"gpus": "004 bill of materials", "gpu": SRC_DGX1, "nvlink_rate": SRC_NVLINK_RATE,
+        numa_nodes=2, dimms=(16,), nvme_os_drives=None, nvme_data_drives=(), psus=4,
+        sources={"host_inventory": SRC_INV_DGX1,
+                 "gpus": "004 bill of materials", "gpu": SRC_DGX1, "nvlink_rate": SRC_NVLINK_RATE,
                  "gpudirect_rdma": SRC_GDR,
                  "hcas": "NVIDIA DGX-1 User Guide, hardware specifications: 4x EDR InfiniBand / 100 GbE (ConnectX-4) "
                          "for the cluster fabric, dual 10 GbE on the board; 004 runs the four as RoCE data NICs",
@@ -98,7 +132,9 @@ DGX_MODELS: Dict[str, DgxModel] = {
               Hca(1, "dual-port 10-100 GbE", 2, 100, "storage", None, None)),
         cpu="2x Intel Xeon Platinum 8168 (24 cores)", cpu_sockets=2, cpu_cores_per_socket=24, cpu_threads_per_core=2,
         memory_gb=(1536,), real_memory_mb=1500000, nvme="OS 2x 960 GB NVMe; data 8x 3.84 TB NVMe (30 TB)",
-        sources={"gpus": "000", "gpu": SRC_DGX2, "nvlink_rate": SRC_NVLINK_RATE, "gpudirect_rdma": SRC_GDR,
+        numa_nodes=2, dimms=(24,), nvme_os_drives=2, nvme_os_tb=0.96, nvme_data_drives=(8,), nvme_data_tb=3.84, psus=6,
+        sources={"host_inventory": SRC_INV_DGX2,
+                 "gpus": "000", "gpu": SRC_DGX2, "nvlink_rate": SRC_NVLINK_RATE, "gpudirect_rdma": SRC_GDR,
                  "hcas": "NVIDIA DGX-2 User Guide, hardware specifications: 8x 100 Gb/s InfiniBand / 100 GbE "
                          "(ConnectX-5) for the cluster fabric; dual 10/25/40/50/100 GbE for storage and management "
                          "(its adapter's PCIe link is not given there)",
@@ -111,8 +147,11 @@ DGX_MODELS: Dict[str, DgxModel] = {
         hcas=(Hca(8, "ConnectX-6", 1, 200, "compute", 4, 16), Hca(1, "ConnectX-6", 2, 200, "storage", 4, 16)),
         cpu="2x AMD EPYC 7742 (64 cores)", cpu_sockets=2, cpu_cores_per_socket=64, cpu_threads_per_core=2,
         memory_gb=(1024, 2048), real_memory_mb=1000000,
+        numa_nodes=8, dimms=(16, 32), nvme_os_drives=2, nvme_os_tb=1.92, nvme_data_drives=(4, 8), nvme_data_tb=3.84,
+        psus=6,
         nvme="OS 2x 1.92 TB M.2 NVMe; data 4x 3.84 TB U.2 NVMe (15 TB; 30 TB on the 640 GB system)",
-        sources={"gpus": "001 §2.4", "gpu": SRC_DGXA100, "nvlink_rate": SRC_NVLINK_RATE, "gpudirect_rdma": SRC_GDR,
+        sources={"host_inventory": SRC_INV_DGXA100,
+                 "gpus": "001 §2.4", "gpu": SRC_DGXA100, "nvlink_rate": SRC_NVLINK_RATE, "gpudirect_rdma": SRC_GDR,
                  "hcas": "NVIDIA DGX A100 User Guide, 'Network Ports' and hardware specifications: 8x single-port "
                          "ConnectX-6 VPI 200 Gb/s HDR InfiniBand (compute, the GPU fabric), 1 dual-port ConnectX-6 "
                          "VPI 200 Gb/s (storage and in-band management; 2 on the 640 GB system)",
@@ -125,7 +164,9 @@ DGX_MODELS: Dict[str, DgxModel] = {
         hcas=(Hca(8, "ConnectX-7", 1, 400, "compute", 5, 16), Hca(2, "ConnectX-7", 2, 400, "storage", 5, 16)),
         cpu="2x Intel Xeon Platinum 8480C (56 cores)", cpu_sockets=2, cpu_cores_per_socket=56, cpu_threads_per_core=2,
         memory_gb=(2048,), real_memory_mb=2000000, nvme="OS 2x 1.92 TB M.2 NVMe; data 8x 3.84 TB U.2 NVMe (30 TB)",
-        sources={"gpus": "public NVIDIA DGX H100 docs", "gpu": SRC_DGXH100, "nvlink_rate": SRC_NVLINK_RATE,
+        numa_nodes=2, dimms=(32,), nvme_os_drives=2, nvme_os_tb=1.92, nvme_data_drives=(8,), nvme_data_tb=3.84, psus=6,
+        sources={"host_inventory": SRC_INV_DGXH100,
+                 "gpus": "public NVIDIA DGX H100 docs", "gpu": SRC_DGXH100, "nvlink_rate": SRC_NVLINK_RATE,
                  "gpudirect_rdma": SRC_GDR,
                  "hcas": "NVIDIA DGX H100 User Guide, hardware overview: 8x single-port ConnectX-7 400 Gb/s "
                          "(compute, behind 4 OSFP cages), 2x dual-port ConnectX-7 (QSFP112: storage and in-band "
