@@ -101,9 +101,9 @@ SRC_INV_DGX2 = ("NVIDIA DGX-2 User Guide, hardware overview: 2 sockets (2 NUMA n
                 "OS 2x 960 GB NVMe (RAID 1), data 8x 3.84 TB NVMe (30 TB, RAID 0 on /raid), 6 power supplies")
 SRC_INV_DGXA100 = ("NVIDIA DGX A100 User Guide, hardware overview (component descriptions): 1 TB as 16x 64 GB "
                    "DIMMs (2 TB, 32 DIMMs, on the 640 GB system), OS 2x 1.92 TB M.2 NVMe (RAID 1), data cache "
-                   "4x 3.84 TB U.2 NVMe (15 TB; 8x, 30 TB, on the 640 GB system) in RAID 0 on /raid, 6x 3 kW power supplies; 8 NUMA "
-                   "nodes: the EPYC 7742s run NPS4 (the GPUs' NUMA affinity 0-7 in nvidia-smi topo -m, fixture "
-                   "gpu/topo_dgxa100_nic_legend.txt)")
+                   "4x 3.84 TB U.2 NVMe (15 TB; 8x, 30 TB, on the 640 GB system) in RAID 0 on /raid, 6x 3 kW "
+                   "power supplies; 8 NUMA nodes: the EPYC 7742s run NPS4 (the GPUs' NUMA affinity 0-7 in "
+                   "nvidia-smi topo -m, fixture gpu/topo_dgxa100_nic_legend.txt)")
 SRC_INV_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, hardware overview (component descriptions): 2x Xeon 8480C (2 NUMA "
                    "nodes), 2 TB as 32x 64 GB DDR5 DIMMs, OS 2x 1.92 TB M.2 NVMe (RAID 1), internal storage 8x 3.84 TB "
                    "U.2 NVMe (RAID 0 on /raid), 6x 3.3 kW power supplies (4+2 redundant)")
