@@ -112,15 +112,15 @@ def pod_nccl_env(nics, pod, profile_env, gid_indexes=None):
 
 
 def pod_ping_targets(host, hostvars, groups, pod):
-    """Full-MTU ping targets (nic, peer, address, mtu) from one DGX to every other DGX."""
-    return ping_targets(Pod.from_hostvars({h: hostvars[h] for h in groups.get("dgx", [])}, groups, pod), host)
+    """Full-MTU ping targets (nic, peer, address, mtu) from one DGX to every other DGX and storage node."""
+    return ping_targets(_whole_pod(hostvars, groups, pod), host)
 
 
 def pod_ping_target_map(host_names, hostvars, groups, pod):
     """pod_ping_targets for each of ``host_names``, from one typed pod: {host: targets}. For a task run once for
     the play (issue 19): each host's own pod_ping_targets reads every DGX's variables, so a play of N DGX read
     N x N hostvars (4.4 s of controller time for one task at 64 DGX, 2026-11-28); this reads N."""
-    whole = Pod.from_hostvars({h: hostvars[h] for h in groups.get("dgx", [])}, groups, pod)
+    whole = _whole_pod(hostvars, groups, pod)
     return _each(host_names, lambda h: ping_targets(whole, h))
 
 

@@ -10,15 +10,18 @@ short_description: Check full-MTU reachability to every peer on every fabric (pi
 description:
   - For each target - a local NIC, a peer name and address, and the fabric MTU - sends
     C(ping -M do -s <mtu - 28> -I <nic>) (don't fragment, so a hop with a smaller MTU fails instead of
-    fragmenting). Runs the pings concurrently (I(parallel) at a time), so a host checks all its peers in
-    about the time of one ping; run on every host at once, this covers every pair in both directions.
+    fragmenting). A target that does not answer is pinged again at ping's default small size, so a path that
+    drops full-size frames while small ones pass is told from a peer that does not answer at all.
+  - Runs the pings concurrently (I(parallel) at a time), so a host checks all its peers in about the time of one
+    ping; run on every host at once, this covers every pair in both directions.
   - Read-only. Fails, naming node, NIC, peer and what ping said, if any target does not answer.
 version_added: "0.1.0"
 options:
   targets:
     description:
       - List of dicts with C(nic) (local interface), C(peer) (name), C(address) (peer IPv4), C(mtu); optional
-        C(peer_nic) and C(fabric) are passed through to the results. Build it with the C(pod_ping_targets) filter.
+        C(peer_nic) and C(fabric) are passed through to the results. Build it with the C(pod_ping_targets) filter
+        (every other DGX, and every storage node on a storage fabric).
     type: list
     elements: dict
     required: true
@@ -58,8 +61,9 @@ failures:
 unanswered:
   description:
     - The targets of I(failures) as data, in the same order - the target's own keys (C(nic), C(peer), C(address),
-      C(mtu), and C(peer_nic), C(fabric) when the target has them), C(ok) false, C(detail) (ping's last line) and
-      C(text) (the line of I(failures)). The network stage's evaluator reads these (module_utils/network/eval.py).
+      C(mtu), and C(peer_nic), C(fabric) when the target has them), C(ok) false, C(small_ok) (whether a small
+      ping to the same address answered: when it did, full-MTU frames fail on that path while small ones pass),
+      C(detail) (ping's last line) and C(text) (the line of I(failures)). The network stage's evaluator reads these (module_utils/network/eval.py).
   returned: always
   type: list
   elements: dict
@@ -87,6 +91,42 @@ def summarise(output):
     return lines[-1] if lines else "no output"
 
 
+def _ping(run, ping, t, count, timeout, size=None):
+    """(answered, ping's summary line) of one ping run: full size with don't-fragment when ``size`` is given,
+    ping's default 56-byte payload otherwise. run_tool, not module.run_command: run_command swaps process-wide
+    state (environment, locale) around each call and is not safe from several threads - at 16 nodes it returned
+    cut-off output. LC_ALL=C there: ping's summary lines are parsed."""
+    cmd = [ping] + (["-M", "do", "-s", str(size)] if size is not None else []) + [
+        "-c", str(count), "-W", str(timeout), "-i", "0.2", "-I", t["nic"], t["address"]]
+    limit = count * (timeout + 1) + 5
+    res = run(cmd, limit)
+    rc, text = res.rc, res.stdout + res.stderr
+    if res.timed_out:
+        rc, text = -1, "ping did not finish in %ss" % limit
+    m = re.search(r"(\d+) received", text)
+    return rc == 0 and m is not None and int(m.group(1)) > 0, summarise(text)
+
+
+def probe(t, ping, count=2, timeout=2, run=run_tool):
+    """One target: a full-MTU, don't-fragment ping (IPv4 header 20 + ICMP header 8 below the MTU); when it gets no
+    answer, a small ping too, so the result tells a path that drops full-size frames (``small_ok``: a NIC or port on
+    the way below the fabric's MTU - for TCP already open over it, e.g. NFS, a black hole) from a peer that does
+    not answer at all."""
+    ok, detail = _ping(run, ping, t, count, timeout, size=int(t["mtu"]) - 28)
+    out = dict(t, ok=ok, detail=detail)
+    if not ok:
+        small, small_detail = _ping(run, ping, t, count, timeout)
+        out["small_ok"] = small
+        if small:
+            out["detail"] = "%s; small pings answer (%s): full-MTU frames fail on this path" % (detail, small_detail)
+    return out
+
+
+def failure_text(me, r):
+    """The line of ``failures`` for one unanswered target."""
+    return "%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"], r["detail"])
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -102,27 +142,12 @@ def main():
     me = socket.gethostname()
 
     def one(t):
-        size = int(t["mtu"]) - 28  # IPv4 header 20 + ICMP header 8
-        cmd = [ping, "-M", "do", "-s", str(size), "-c", str(p["count"]), "-W", str(p["timeout"]),
-               "-i", "0.2", "-I", t["nic"], t["address"]]
-        # common/run.py, not module.run_command: run_command swaps process-wide state (environment, locale)
-        # around each call and is not safe from several threads - at 16 nodes it returned cut-off output.
-        # LC_ALL=C there: ping's summary lines are parsed
-        limit = p["count"] * (p["timeout"] + 1) + 5
-        res = run_tool(cmd, limit)
-        rc, text = res.rc, res.stdout + res.stderr
-        if res.timed_out:
-            rc, text = -1, "ping did not finish in %ss" % limit
-        m = re.search(r"(\d+) received", text)
-        ok = rc == 0 and m is not None and int(m.group(1)) > 0
-        return dict(t, ok=ok, detail=summarise(text))
+        return probe(t, ping, p["count"], p["timeout"])
 
     with ThreadPoolExecutor(max_workers=max(1, p["parallel"])) as pool:
         results = list(pool.map(one, p["targets"]))
     # not "failed": Ansible's own result key (fail_json sets it to true, exit_json drops a false one)
-    unanswered = [dict(r, text="%s %s -> %s (%s) at MTU %s: %s" % (me, r["nic"], r["peer"], r["address"], r["mtu"],
-                                                                r["detail"]))
-              for r in results if not r["ok"]]
+    unanswered = [dict(r, text=failure_text(me, r)) for r in results if not r["ok"]]
     failures = [f["text"] for f in unanswered]
     if failures:
         module.fail_json(msg="%d of %d full-MTU pings failed: %s" % (len(failures), len(results),

@@ -424,3 +424,68 @@ def test_a_node_slow_on_its_own_too_is_the_node_not_its_links(pod, index):
     assert "check its cable" not in findings[0]["cause"]
     findings = build_findings(others + pairs, index)  # slow in pairs only: its links
     assert [f["subject"] for f in findings] == ["sim-dgx3"] and "check its cable" in findings[0]["cause"]
+
+
+def test_a_storage_port_dropping_full_size_frames_is_an_mtu_path_not_a_node_that_does_not_answer(pod, index):
+    """Issue 46: sim-isilon2's data port drops full-size frames while small ones pass (its MTU below the fabric's):
+    the NFS I/O over the connections already open hangs on every DGX, and every DGX's full-MTU ping to that address
+    fails while pod_ping_mesh's small ping answers. One finding on sim-isilon2 that says so, not 'does not answer'."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                    "library"))
+    import pod_ping_mesh
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import eval as network_eval
+    port = next(n for n in pod.host("sim-isilon2").nics if n.name == "40gige-1")
+
+    class Ran:
+        def __init__(self, answered):
+            self.rc, self.timed_out = (0 if answered else 1), False
+            self.stdout = "2 packets transmitted, %d received, %s%% packet loss, time 201ms\n" % (
+                (2, 0) if answered else (0, 100))
+            self.stderr = ""
+
+    def run(cmd, limit):  # the full-size, don't-fragment ping is lost; ping's default 56 bytes answer
+        return Ran("-M" not in cmd)
+
+    results = []
+    for c in healthy(pod):
+        if c["check"] == "network":
+            host = c["host"]
+            probed = [pod_ping_mesh.probe(t, "ping", run=run) for t in ping_targets(pod, host)
+                      if t["address"] == port.address]
+            assert probed and all(r["small_ok"] and not r["ok"] for r in probed), probed
+            mesh = {"checked": len(ping_targets(pod, host)),
+                    "unanswered": [dict(r, text=pod_ping_mesh.failure_text(host, r)) for r in probed]}
+            c = network_eval.network_result(host, network_eval.network_reading({"changes": [], "differences": []},
+                                                                               mesh)).but(stage="network").to_dict()
+            assert "small pings answer" in c["problems"][0], c["problems"]
+        elif c["check"] == "nfs_mounts":
+            c = nfs(pod, c["host"], dead={port.address}, detail="read failed: did not finish within 20s")
+        results.append(c)
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1, [f["summary"] for f in findings]
+    f = findings[0]
+    assert f["host"] == "sim-isilon2" and "does not answer" not in f["cause"], f["cause"]
+    assert f["cause"].startswith("sim-isilon2 (address %s): full-MTU frames (MTU 9000) fail while small ones pass"
+                                 % port.address), f["cause"]
+    assert "4 DGX (sim-dgx1, sim-dgx2, sim-dgx3, sim-dgx4)" in f["cause"]
+    assert {e["check"] for e in f["explains"]} == {"network", "nfs_mounts"}
+
+
+def test_a_peer_that_answers_no_ping_at_all_still_does_not_answer(pod, index):
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                    "library"))
+    import pod_ping_mesh
+
+    class Lost:
+        rc, timed_out, stderr = 1, False, ""
+        stdout = "2 packets transmitted, 0 received, 100% packet loss, time 1001ms\n"
+
+    t = ping_targets(pod, "sim-dgx1")[0]
+    r = pod_ping_mesh.probe(t, "ping", run=lambda cmd, limit: Lost())
+    assert (r["ok"], r["small_ok"], r["detail"]) == (False, False, "2 packets transmitted, 0 received, 100% packet "
+                                                                     "loss, time 1001ms")

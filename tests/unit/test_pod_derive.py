@@ -71,7 +71,12 @@ def test_primary_nic_and_hosts_fabric_override(dgxpod):
 def test_ping_targets_cover_every_pair_on_every_data_fabric(dgxpod):
     hv, groups, pod = dgxpod
     targets = ping_targets(Pod.from_hostvars(hv, groups, pod), "DGX1-1")
-    assert len(targets) == 8 * 4  # 8 peers x 4 data NICs
+    dgx = [t for t in targets if t["peer"].startswith("DGX")]
+    assert len(dgx) == 8 * 4  # 8 peers x 4 data NICs
+    # then every storage node's NIC on a storage fabric DGX1-1 has a NIC on: 8 Isilon nodes x 2 (data-66, data-5)
+    storage = [t for t in targets if t["peer"].startswith("isilon")]
+    assert len(storage) == 8 * 2 and len(targets) == len(dgx) + len(storage)
+    assert {(t["fabric"], t["nic"]) for t in storage} == {("data-66", "enp132s0"), ("data-5", "enp5s0")}
     assert {t["mtu"] for t in targets} == {9000}
     assert {"nic": "enp132s0", "fabric": "data-66", "peer": "DGX1-9", "peer_nic": "enp132s0", "address": "10.55.66.163",
             "mtu": 9000} in targets

@@ -105,8 +105,8 @@ def test_the_maps_read_each_nodes_variables_once():
     pf.pod_nfs_mount_plans(groups["dgx"], counted, groups, pod, {}, "kernel", "")
     assert sorted(reads) == sorted(groups["dgx"] + groups["storage"])
     reads.clear()
-    pf.pod_ping_target_map(groups["dgx"], counted, groups, pod)
-    assert sorted(reads) == sorted(groups["dgx"])
+    pf.pod_ping_target_map(groups["dgx"], counted, groups, pod)  # the storage nodes are ping targets too
+    assert sorted(reads) == sorted(groups["dgx"] + groups["storage"])
 
 
 # --- the mesh's pinned known_hosts (filter_plugins/ngc.py ngc_pod_known_hosts, roles/ngc_container) -------------

@@ -13,7 +13,9 @@ what the role read on the node (:func:`identity_reading`, :func:`network_reading
   difference from the model - each difference a NODE_STATE problem of its NIC, its cause in a finding's words
   ("MTU 1500, model 9000"); every full-MTU ping of the mesh (pod_ping_mesh) answered - each failed ping a REACH
   problem towards the peer, its NIC and address; the RDMA hardware has no problem (pod.derive.rdma_problem_items)
-  - each a NODE_STATE problem of its NIC.
+  - each a NODE_STATE problem of its NIC. An RDMA state the tool could not read ('Priority trust state is not
+  supported on your system', mlnx_qos or cma_roce_mode exiting 1) is a problem in the tool's words, never a pass;
+  when it is the only kind of problem the check is ``error`` (not verified), otherwise ``fail``.
 """
 from __future__ import annotations
 
@@ -103,8 +105,9 @@ def network_reading(verify_state: Optional[Mapping[str, Any]], mesh: Optional[Ma
     else:
         state["msg"] = verify_state.get("msg", "verify failed")
     return {"state": state, "pings": mesh.get("checked", 0),
-            "ping_failures": [{k: f.get(k) for k in ("nic", "peer", "peer_nic", "address", "fabric", "mtu", "text")
-                               if f.get(k) is not None} for f in mesh.get("unanswered") or []],
+            "ping_failures": [{k: f.get(k) for k in ("nic", "peer", "peer_nic", "address", "fabric", "mtu", "text",
+                                                     "small_ok") if f.get(k) is not None}
+                              for f in mesh.get("unanswered") or []],
             "rdma": [dict(p) for p in rdma_problems or []]}
 
 
@@ -112,6 +115,13 @@ def difference_cause(d: Mapping[str, Any]) -> str:
     """A kernel difference as a finding says it: 'MTU 1500, model 9000'."""
     name = "MTU" if d.get("field") == "mtu" else str(d.get("field"))
     return "%s %s, model %s" % (name, d.get("before"), d.get("after"))
+
+
+def mtu_path_cause(f: Mapping[str, Any]) -> str:
+    """A failed full-MTU ping whose small ping answered, as a finding says it (issue 46: not "does not answer"; the
+    finding names the node, its addresses and the DGX that see it, the problem's text the path)."""
+    return ("full-MTU frames (MTU %s) fail while small ones pass: a NIC or switch port on the path is below the "
+            "fabric's MTU" % f.get("mtu"))
 
 
 def network_result(host: str, reading: Mapping[str, Any]) -> CheckResult:
@@ -130,14 +140,22 @@ def network_result(host: str, reading: Mapping[str, Any]) -> CheckResult:
     for f in reading.get("ping_failures") or []:
         problems.append(Problem(str(f.get("text")), REACH,
                                 Subject(node=host, nic=f.get("nic"), peer=f.get("peer"), peer_nic=f.get("peer_nic"),
-                                        address=f.get("address"), fabric=f.get("fabric"))))
+                                        address=f.get("address"), fabric=f.get("fabric")),
+                                cause=mtu_path_cause(f) if f.get("small_ok") else None))
+    unread = [p for p in reading.get("rdma") or [] if p.get("unread")]
     for p in reading.get("rdma") or []:
-        problems.append(Problem(str(p.get("text")), NODE_STATE, Subject(node=host, nic=p.get("nic"))))
+        problems.append(Problem(str(p.get("text")), NODE_STATE, Subject(node=host, nic=p.get("nic")),
+                                cause=p.get("cause")))
     pings = reading.get("pings", 0)
     details: Dict[str, Any] = {"pings": pings}
     if not problems:
         details["note"] = "%s full-MTU pings answered" % pings
-    return CheckResult("network", host, pass_fail(not problems), subject=Subject(node=host), category=NODE_STATE,
+    status, reason = pass_fail(not problems), None
+    if problems and len(unread) == len(problems):  # nothing found wrong, but part of the state was never read
+        status = "error"
+        reason = "the RDMA state of %s could not be read (the tool's words in the problems); nothing else differs" % (
+            ", ".join(sorted({str(p.get("nic")) for p in unread})))
+    return CheckResult("network", host, status, reason=reason, subject=Subject(node=host), category=NODE_STATE,
                        problems=tuple(problems), details=details)
 
 

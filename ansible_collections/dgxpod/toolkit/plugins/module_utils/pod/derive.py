@@ -89,17 +89,21 @@ def nccl_env(pod: Pod, host: str, profile_env: Dict[str, Any],
 
 def ping_targets(pod: Pod, host: str, group: str = "dgx") -> List[Dict[str, Any]]:
     """Full-MTU ping targets for ``host``: every other member of ``group`` on every Ethernet data fabric
-    (fabrics that carry compute or storage) that both have a NIC on: {nic, fabric, peer, peer_nic, address, mtu}.
-    MTU = the smaller of the two NICs'."""
+    (fabrics that carry compute or storage) that both have a NIC on, then every storage node's NIC on an
+    Ethernet storage fabric this host has a NIC on (a storage port that drops full-size frames is a black hole for
+    the NFS connections already open: their I/O hangs while new, small packets pass - issue 46):
+    {nic, fabric, peer, peer_nic, address, mtu}. MTU = the smaller of the two NICs'."""
     mine = {n.fabric.name: n for n in pod.host(host).nics
             if n.fabric.kind == "ethernet" and n.fabric.carries_any("compute", "storage")}
     targets = []
-    for peer in pod.in_group(group):
+    peers = [(p, False) for p in pod.in_group(group)] + [(p, True) for p in pod.storage_nodes
+                                                         if group != "storage"]
+    for peer, storage in peers:
         if peer.name == host:
             continue
         for pn in peer.nics:
             local = mine.get(pn.fabric.name)
-            if local is None:
+            if local is None or (storage and not pn.fabric.carries_any("storage")) or not pn.address:
                 continue
             targets.append({"nic": local.name, "fabric": pn.fabric.name, "peer": peer.name, "peer_nic": pn.name,
                             "address": pn.address, "mtu": min(local.mtu, pn.mtu)})
@@ -183,9 +187,58 @@ def rdma_changes(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any], pfc_pr
 
 
 def _problem_adder(problems: List[Dict[str, Any]], nic: Dict[str, Any]) -> Any:
-    def add(text: str) -> None:
-        problems.append({"nic": nic["name"], "rdma_device": nic.get("rdma_device"), "text": text})
+    def add(text: str, unread: Optional[str] = None) -> None:
+        item = {"nic": nic["name"], "rdma_device": nic.get("rdma_device"), "text": text}
+        if unread:  # the state could not be read: not verified, rather than found wrong; a finding's words for it
+            item.update(unread=True, cause=unread)
+        problems.append(item)
     return add
+
+
+UNVERIFIED = ": the NIC's %s could not be verified (model: %s)"
+
+
+def _quoted(lines: Any) -> str:
+    """A tool's lines as the problem quotes them: 'a'; 'b'."""
+    return "; ".join("'%s'" % str(x).strip() for x in lines if str(x).strip())
+
+
+def _lossless_problems(add: Any, nic: Dict[str, Any], hw: Dict[str, Any], pfc_priority: int) -> None:
+    """A RoCE-lossless NIC's trust DSCP, PFC on exactly ``pfc_priority`` and RDMA-CM RoCE v2, each found wrong
+    or, where the tool could not read it, said so in the tool's own words (dgx_hw_facts passes them on: the
+    ``qos`` fact's ``unsupported``/``notices``, ``qos_failed``/``qos_error``, ``roce_mode_messages``,
+    ``roce_mode_failed``/``roce_mode_error``): "mlnx_qos on mlx5_1 (enp12s0) said 'Priority trust state is not
+    supported on your system': the NIC's QoS trust could not be verified (model: trust dscp)". Such a problem is
+    ``unread`` (with a ``cause`` in a finding's words): a state that cannot be read is not a pass, nor is it a
+    wrong value."""
+    label = "%s (%s)" % (nic["name"], nic.get("rdma_device"))
+    device = hw.get("rdma_device") or nic.get("rdma_device")
+    qos_tool = "mlnx_qos on %s (%s)" % (device, nic["name"])
+    pfc_model = "PFC on priority %d only" % pfc_priority
+    qos = hw.get("qos")
+    failed = hw.get("qos_failed") or hw.get("qos_error")
+    if not qos and failed:  # mlnx_qos exited non-zero ('ETS features are not supported ...') or was unreadable
+        add("%s: %s%s" % (qos_tool, failed, UNVERIFIED % ("QoS trust and PFC", "trust dscp, " + pfc_model)),
+            "QoS trust and PFC not verified, mlnx_qos: %s" % failed)
+    else:
+        qos = qos or {}
+        if qos.get("trust") is None and "trust" in (qos.get("unsupported") or []):
+            said = [x for x in qos.get("notices") or [] if "trust" in str(x).lower()] or ["Priority trust state: none"]
+            add("%s said %s%s" % (qos_tool, _quoted(said), UNVERIFIED % ("QoS trust", "trust dscp")),
+                "QoS trust not verified, mlnx_qos said %s" % _quoted(said))
+        elif qos.get("trust") != "dscp":
+            add("%s: QoS trust %s, model dscp" % (label, qos.get("trust")))
+        if qos.get("pfc_priorities") != [pfc_priority]:
+            add("%s: PFC on priorities %s, model [%d]" % (label, qos.get("pfc_priorities"), pfc_priority))
+    cma_tool = "cma_roce_mode on %s port %s (%s)" % (device, _port(hw), nic["name"])
+    failed = hw.get("roce_mode_failed") or hw.get("roce_mode_error")
+    said = hw.get("roce_mode_messages") or []
+    if hw.get("roce_mode") is None and failed:  # it exited 1 ('Device mlx5_9 port 1 does not exist') or unreadable
+        add("%s: %s%s" % (cma_tool, failed, UNVERIFIED % ("RDMA-CM RoCE mode", "RoCE v2")),
+            "RDMA-CM RoCE mode not verified, cma_roce_mode: %s" % failed)
+    elif hw.get("roce_mode") != "RoCE v2":
+        add("%s: RDMA-CM RoCE mode %s, model RoCE v2%s" % (label, hw.get("roce_mode"), (
+            " (%s said %s before it)" % (cma_tool, _quoted(said))) if said else ""))
 
 
 def rdma_problem_items(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any],
@@ -193,7 +246,8 @@ def rdma_problem_items(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any],
     """Compare the RDMA hardware facts (dgx_hw_facts) with the NIC plan: link layer matches the fabric's
     kind, port active; on RoCE-lossless fabrics trust DSCP, PFC on exactly ``pfc_priority``, RoCEv2, and a
     RoCEv2 IPv4 GID for the NIC's address. One item per problem: ``nic``, ``rdma_device`` (the model's) and
-    ``text`` (the line naming the NIC)."""
+    ``text`` (the line naming the NIC), and ``unread: True`` where the state could not be read (the tool's words
+    in the text: :func:`_lossless_problems`)."""
     problems: List[Dict[str, Any]] = []
     hw_nics = (dgx_hw or {}).get("nics") or {}
     for nic in rdma_nics:
@@ -213,13 +267,7 @@ def rdma_problem_items(rdma_nics: List[Dict[str, Any]], dgx_hw: Dict[str, Any],
         if hw.get("port_state") and hw["port_state"] != "PORT_ACTIVE":
             add("%s: RDMA port %s, not PORT_ACTIVE" % (label, hw["port_state"]))
         if nic.get("roce") == "lossless":
-            qos = hw.get("qos") or {}
-            if qos.get("trust") != "dscp":
-                add("%s: QoS trust %s, model dscp" % (label, qos.get("trust")))
-            if qos.get("pfc_priorities") != [pfc_priority]:
-                add("%s: PFC on priorities %s, model [%d]" % (label, qos.get("pfc_priorities"), pfc_priority))
-            if hw.get("roce_mode") != "RoCE v2":
-                add("%s: RDMA-CM RoCE mode %s, model RoCE v2" % (label, hw.get("roce_mode")))
+            _lossless_problems(add, nic, hw, pfc_priority)
             if hw.get("gid_error"):
                 add("%s: %s" % (label, hw["gid_error"]))
     return problems

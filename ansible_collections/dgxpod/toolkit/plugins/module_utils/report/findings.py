@@ -94,11 +94,16 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
         claim(d, [g[0] for g in own] + _state_candidates((node, nic), bad, facts, claimed, has_local, results,
                                                          (node, nic) in gpu))
     # 3. a remote node most clients cannot reach
-    for node, members, addrs, clients in _unanswering(bad, facts, claimed, has_local, idx, results):
+    for node, members, addrs, clients, causes in _unanswering(bad, facts, claimed, has_local, idx, results):
         who = node if node not in addrs else "the node at"
-        d = _Draft(node, node, "%s does not answer (address%s %s): %d DGX (%s) fail through it and none of them "
-                   "has a fault of its own" % (who, "es" if len(addrs) > 1 else "", ", ".join(addrs), len(clients),
-                                              ", ".join(clients)), None, 2)
+        where = "address%s %s" % ("es" if len(addrs) > 1 else "", ", ".join(addrs))
+        if causes:
+            text = "%s (%s): %s - %d DGX (%s) see it and none of them has a fault of its own" % (
+                who, where, "; ".join(causes), len(clients), ", ".join(clients))
+        else:
+            text = "%s does not answer (%s): %d DGX (%s) fail through it and none of them has a fault of its own" % (
+                who, where, len(clients), ", ".join(clients))
+        d = _Draft(node, node, text, None, 2)
         claim(d, members)
     # 4. a slow endpoint
     for node, members in _slow_endpoints(results, bad, facts, claimed, idx):
@@ -197,13 +202,15 @@ def _state_candidates(key: Tuple[str, Optional[str]], bad: List[int], facts: Dic
 
 
 def _unanswering(bad: List[int], facts: Dict[int, Facts], claimed: Mapping[int, Any], has_local: Set[int],
-                 idx: Index, results: Sequence[Mapping[str, Any]]) -> List[Tuple[str, List[int], List[str], List[str]]]:
+                 idx: Index, results: Sequence[Mapping[str, Any]]
+                 ) -> List[Tuple[str, List[int], List[str], List[str], Optional[List[str]]]]:
     towards: Dict[str, Dict[str, Any]] = {}
     for i in bad:
         if i in claimed or i in has_local:
             continue
-        for node, _nic, addr in facts[i].targets:
-            t = towards.setdefault(node, {"checks": [], "addrs": [], "clients": []})
+        for (node, _nic, addr), why_not in zip(facts[i].targets, facts[i].target_causes, strict=True):
+            t = towards.setdefault(node, {"checks": [], "addrs": [], "clients": [], "causes": []})
+            t["causes"].append(why_not)
             t["checks"].append(i) if i not in t["checks"] else None
             t["addrs"].append(addr) if addr not in t["addrs"] else None
             client = str(results[i].get("host"))
@@ -217,7 +224,11 @@ def _unanswering(bad: List[int], facts: Dict[int, Facts], claimed: Mapping[int, 
         members = [i for i in t["checks"] if i not in claimed]
         members += [i for i in bad if i not in claimed and i not in has_local and i not in members and (
             node in facts[i].nodes or (node in idx.storage and subject(results[i]).get("storage")))]
-        out.append((node, members, sorted(t["addrs"]), sorted(t["clients"])))
+        # the words of the problems towards the node that give a cause of their own (a path that drops full-size
+        # frames while small ones pass: the node does answer, not at full MTU - the I/O timeouts of the NFS
+        # connections open over that path are the same fault); none: it does not answer
+        causes = _unique(c for c in t["causes"] if c) or None
+        out.append((node, members, sorted(t["addrs"]), sorted(t["clients"]), causes))
     return out
 
 

@@ -82,6 +82,8 @@ class Facts:
     nodes: Set[str] = field(default_factory=set)
     endpoints: Set[Tuple[str, Optional[str]]] = field(default_factory=set)
     targets: List[Tuple[str, Optional[str], str]] = field(default_factory=list)
+    # the cause each REACH problem gives of its own, in the order of ``targets`` (None: it just got no answer)
+    target_causes: List[Optional[str]] = field(default_factory=list)
     local: List[Tuple[str, Optional[str], str, Optional[str]]] = field(default_factory=list)
     perf: bool = False
     unanswered: bool = False
@@ -187,6 +189,7 @@ def _problem(text: str, about: Mapping[str, Any], node: str, idx: Index, f: Fact
     if about.get("category") == REACH and (peer or addr) and (not addr or addr not in idx.addresses(mine)):
         owner, nic = (idx.owner.get(str(addr)) if addr else None) or (str(peer or addr), about.get("peer_nic"))
         f.targets.append((owner, nic, str(addr or peer)))
+        f.target_causes.append(str(about["cause"]) if about.get("cause") else None)
         f.nodes.add(owner)
         f.endpoints.add((owner, nic))
         via = about.get("nic") or (idx.via(mine, str(addr)) if addr else None)
