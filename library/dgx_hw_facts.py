@@ -107,7 +107,16 @@ ansible_facts:
       type: dict
       contains:
         nics:
-          description: Per netdev (or C(<rdma_device>/<port>) when a port has no netdev).
+          description:
+            - Per netdev (or C(<rdma_device>/<port>) when a port has no netdev).
+            - C(qos) also has C(unsupported) (the features mlnx_qos could not read - C(trust), C(buffers),
+              C(ratelimit), ...; an unsupported trust reads C(trust=null)) and C(notices) (mlnx_qos's own lines,
+              "Priority trust state is not supported on your system", the lldpad warning) when it printed any.
+            - C(qos_failed) / C(roce_mode_failed) - mlnx_qos / cma_roce_mode exited non-zero on this NIC - "exit 1"
+              and what it said ("ETS features are not supported on your system", "Device mlx5_9 port 1 does not
+              exist"); the NIC then has no C(qos) / C(roce_mode).
+            - C(roce_mode_messages) - lines cma_roce_mode printed besides the mode (a refused write, "line 111
+              echo write error Invalid argument"); the mode read is the one in force.
           type: dict
           sample:
             enp5s0:
@@ -253,6 +262,8 @@ def gather_facts(run, which, sysfs_root="/", addresses=None, netdevs=None, gathe
                 vname, " ".join(vargs), "failed" if vpath else "absent")
         return versions[name]
 
+    failed = {}  # "tool args" -> what a tool that exited non-zero said (tool_said), for the NIC it was about
+
     def tool(name, args, parser, *pargs):
         """Run a present tool and parse its stdout; None (and a note) when it fails or is unreadable."""
         if not paths[name]:
@@ -260,7 +271,9 @@ def gather_facts(run, which, sysfs_root="/", addresses=None, netdevs=None, gathe
         rc, out, err = run([paths[name]] + list(args))
         if rc != 0:
             msg = (err or out or "").strip().splitlines()
-            errors["%s %s" % (name, " ".join(args))] = "exit %d: %s" % (rc, msg[0] if msg else "no output")
+            key = "%s %s" % (name, " ".join(args))
+            errors[key] = "exit %d: %s" % (rc, msg[0] if msg else "no output")
+            failed[key] = "exit %d: %s" % (rc, "; ".join(tool_said(out, err)) or "no output")
             return None
         try:
             return parser(out, *pargs)
@@ -355,19 +368,25 @@ def gather_facts(run, which, sysfs_root="/", addresses=None, netdevs=None, gathe
                 if q is UNREADABLE:
                     n["qos_error"] = errors["mlnx_qos -i %s" % netdev]
                 elif q:
-                    n["qos"] = {"trust": q["trust"], "pfc_priorities": q["pfc_priorities"],
-                                "pfc_enabled": q["pfc_enabled"]}
+                    n["qos"] = qos_fact(q)
+                elif "mlnx_qos -i %s" % netdev in failed:
+                    n["qos_failed"] = failed["mlnx_qos -i %s" % netdev]
     elif "qos" in gather:
         notes.append("mlnx_qos absent: trust state and PFC not reported")
 
     if "roce_mode" in gather and paths["cma_roce_mode"]:
         for n in nics.values():
             if n["link_layer"] == "Ethernet":
+                key = "cma_roce_mode -d %s -p %d" % (n["rdma_device"], n["port"])
                 m = tool("cma_roce_mode", ["-d", n["rdma_device"], "-p", str(n["port"])], parse_cma_roce_mode)
                 if m is UNREADABLE:
-                    n["roce_mode_error"] = errors["cma_roce_mode -d %s -p %d" % (n["rdma_device"], n["port"])]
+                    n["roce_mode_error"] = errors[key]
                 elif m:
                     n["roce_mode"] = m["mode"]
+                    if m["messages"]:
+                        n["roce_mode_messages"] = list(m["messages"])
+                elif key in failed:
+                    n["roce_mode_failed"] = failed[key]
     elif "roce_mode" in gather:
         notes.append("cma_roce_mode absent: RDMA-CM default RoCE mode not reported")
 
@@ -388,6 +407,32 @@ def gather_facts(run, which, sysfs_root="/", addresses=None, netdevs=None, gathe
     dgx_hw = {"nics": nics, "gpus": gpus, "tools": tools, "tool_errors": errors, "unreadable": unreadable,
               "sysfs_root": sysfs_root}
     return dgx_hw, gid_indexes, notes, gid_errors
+
+
+def tool_said(out, err, limit=4):
+    """What a tool that exited non-zero said, for the NIC it was about: its stdout lines (mlnx_qos and
+    cma_roce_mode print their own messages there: 'ETS features are not supported on your system', 'Device mlx5_9
+    port 1 does not exist'), else stderr's (of a Python traceback its last line, the exception); at most
+    ``limit`` lines, so a long output stays one readable line."""
+    lines = [x.strip() for x in (out or "").splitlines() if x.strip()]
+    if not lines:
+        lines = [x.strip() for x in (err or "").splitlines() if x.strip()]
+        if lines and lines[0].startswith("Traceback"):
+            lines = lines[-1:]
+    return lines[:limit] + (["(%d more lines)" % (len(lines) - limit)] if len(lines) > limit else [])
+
+
+def qos_fact(q):
+    """A NIC's ``qos`` fact from parse_mlnx_qos: trust, the PFC priorities and row, and - only when mlnx_qos printed
+    notices - ``unsupported`` (the features it could not read: trust, buffers, ratelimit, ...) and ``notices`` (its
+    own lines: '... is not supported on your system', the lldpad warning), so the check can say what the tool said
+    instead of calling an unreadable trust state absent."""
+    fact = {"trust": q["trust"], "pfc_priorities": q["pfc_priorities"], "pfc_enabled": q["pfc_enabled"]}
+    if q.get("unsupported"):
+        fact["unsupported"] = list(q["unsupported"])
+    if q.get("notices"):
+        fact["notices"] = list(q["notices"])
+    return fact
 
 
 def unreadable_message(host, unreadable):
