@@ -22,11 +22,12 @@ def pod_identity_result(host, reading):
     return identity_result(host, reading).to_dict()
 
 
-def dgx_network_reading(verify_state, mesh=None, rdma_nics=None, dgx_hw=None, pfc_priority=3):
-    """roles/dgx_network tasks/verify.yml: the kernel differences, the mesh's failed pings and the RDMA problems
-    (``rdma_nics`` None or empty: the RDMA hardware is not managed, no problem)."""
+def dgx_network_reading(verify_state, mesh=None, rdma_nics=None, dgx_hw=None, pfc_priority=3, names=None):
+    """roles/dgx_network tasks/verify.yml: the kernel differences, the mesh's failed pings, the RDMA problems
+    (``rdma_nics`` None or empty: the RDMA hardware is not managed, no problem) and the names that resolve
+    elsewhere (pod_resolve's result; None: not checked)."""
     rdma = rdma_problem_items(list(rdma_nics), dgx_hw or {}, int(pfc_priority)) if rdma_nics else []
-    return network_reading(verify_state, mesh, rdma)
+    return network_reading(verify_state, mesh, rdma, names)
 
 
 def dgx_network_result(host, reading):

@@ -37,6 +37,21 @@ def test_hosts_block(node):
     assert lines == want, "%s: /etc/hosts block differs from the model" % node.name
 
 
+def test_every_pod_name_resolves_to_its_modelled_address(node):
+    """As programs resolve them (getent ahostsv4, through NSS: /etc/hosts top down, then DNS) - the block being right
+    proves nothing when a stale line above it names a peer (issue 46). The node's own name may be on loopback (the
+    Debian/Ubuntu installers map it to 127.0.1.1)."""
+    wrong = []
+    for e in hosts_entries(pod_of(node)):
+        for name in e["name"].split():
+            res = node.host.run("getent ahostsv4 %s" % name)
+            first = res.stdout.split()[0] if res.rc == 0 and res.stdout.split() else None
+            own = name.split(".")[0] == node.name
+            if first != e["address"] and not (own and first and first.startswith("127.")):
+                wrong.append("%s: %s resolves to %s, model %s" % (node.name, name, first or "nothing", e["address"]))
+    assert not wrong, "; ".join(wrong)
+
+
 def test_nccl_env_file(node):
     f = node.host.file("/etc/dgxpod/nccl.env")
     assert f.exists, "%s: /etc/dgxpod/nccl.env missing" % node.name

@@ -91,11 +91,13 @@ def evaluate_identity(recorded: Mapping[str, Any], expectations: Mapping[str, An
 # ------------------------------------------------------------------------------------------------- network
 
 def network_reading(verify_state: Optional[Mapping[str, Any]], mesh: Optional[Mapping[str, Any]] = None,
-                    rdma_problems: Optional[Sequence[Mapping[str, Any]]] = None) -> Dict[str, Any]:
+                    rdma_problems: Optional[Sequence[Mapping[str, Any]]] = None,
+                    names: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """One DGX's network reading (roles/dgx_network tasks/verify.yml), only what the evaluation reads: the
     kernel differences (dgx_nic_apply in check mode: ``differences`` and their lines ``changes``, or its ``msg``
     when the read failed), the mesh's count and failed pings (pod_ping_mesh: ``checked``, ``unanswered``), the RDMA
-    problems (pod.derive.rdma_problem_items)."""
+    problems (pod.derive.rdma_problem_items), the pod names that resolve elsewhere on it (pod_resolve: ``checked``,
+    ``wrong``; or its ``msg`` when it could not run)."""
     verify_state = verify_state or {}
     mesh = mesh or {}
     state: Dict[str, Any] = {}
@@ -108,7 +110,18 @@ def network_reading(verify_state: Optional[Mapping[str, Any]], mesh: Optional[Ma
             "ping_failures": [{k: f.get(k) for k in ("nic", "peer", "peer_nic", "address", "fabric", "mtu", "text",
                                                      "small_ok") if f.get(k) is not None}
                               for f in mesh.get("unanswered") or []],
-            "rdma": [dict(p) for p in rdma_problems or []]}
+            "rdma": [dict(p) for p in rdma_problems or []], **_names_reading(names)}
+
+
+def _names_reading(names: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The name-resolution part of a network reading: {} when not checked (a skipped or absent task)."""
+    if not names or names.get("skipped"):
+        return {}
+    if "wrong" not in names:
+        return {"names_error": str(names.get("msg") or "the name check failed")}
+    return {"names": names.get("checked", 0),
+            "names_wrong": [{k: w.get(k) for k in ("name", "expected", "got", "line_no", "line", "text")
+                             if w.get(k) is not None} for w in names.get("wrong") or []]}
 
 
 def difference_cause(d: Mapping[str, Any]) -> str:
@@ -146,10 +159,22 @@ def network_result(host: str, reading: Mapping[str, Any]) -> CheckResult:
     for p in reading.get("rdma") or []:
         problems.append(Problem(str(p.get("text")), NODE_STATE, Subject(node=host, nic=p.get("nic")),
                                 cause=p.get("cause")))
+    if reading.get("names_error"):
+        problems.append(Problem("name resolution not checked: %s" % reading["names_error"], NODE_STATE,
+                                Subject(node=host)))
+    for w in reading.get("names_wrong") or []:
+        # the node's own resolver is at fault (a stale hosts line above the managed block, a DNS record): the
+        # finding is on this node, with the hosts file's line when one names it
+        problems.append(Problem("%s: %s" % (host, w.get("text")), NODE_STATE,
+                                Subject(node=host, path="/etc/hosts" if w.get("line") else None),
+                                cause=str(w.get("text"))))
     pings = reading.get("pings", 0)
     details: Dict[str, Any] = {"pings": pings}
+    if "names" in reading:
+        details["names"] = reading["names"]
     if not problems:
-        details["note"] = "%s full-MTU pings answered" % pings
+        details["note"] = "%s full-MTU pings answered" % pings + (
+            "; %s pod names resolve to their modelled addresses" % reading["names"] if "names" in reading else "")
     status, reason = pass_fail(not problems), None
     if problems and len(unread) == len(problems):  # nothing found wrong, but part of the state was never read
         status = "error"
