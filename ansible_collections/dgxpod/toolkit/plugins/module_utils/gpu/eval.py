@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE, CheckResult,
                                                                                   Subject, compare)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.bandwidth_eval import bandwidth_checks
 
 SRC_SMI = "nvidia-smi documentation (nvidia-smi.txt, -q fields)"
 SRC_PAGE_RETIREMENT = ("NVIDIA 'GPU Memory Error Management' / Dynamic Page Retirement docs: a GPU with 60 or more "
@@ -373,6 +374,7 @@ def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context
                                  if h.get("fw")})) or None
     out.extend(_consistency("hca_firmware_consistent", fw, "HCA firmware (per board)"))
     out.extend(_consistency("ofed_consistent", {n: f.get("ofed") for n, f in facts.items()}, "OFED/DOCA version"))
+    out.extend(bandwidth_checks(nodes, expectations))  # nvbandwidth, on the DGX that ran it (gpu/bandwidth_eval.py)
     return out
 
 
