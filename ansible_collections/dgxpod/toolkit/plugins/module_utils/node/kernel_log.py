@@ -43,7 +43,7 @@ newline (output cut off): a fault is never dropped silently.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo, UTC
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import ParseError, complete_lines
@@ -91,7 +91,7 @@ def _zone(text: Optional[str], default: tzinfo) -> tzinfo:
     if not text:
         return default
     if text == "Z":
-        return timezone.utc
+        return UTC
     sign = -1 if text[0] == "-" else 1
     digits = text[1:].replace(":", "")
     return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
@@ -139,7 +139,7 @@ def _stamp(line: str, year: Optional[int], zone: tzinfo) -> Tuple[Optional[str],
     return None, None, None, None, line
 
 
-def _journal(fmt: str, when: Optional[float], j: "re.Match[str]") -> Tuple[str, Optional[float], Optional[float],
+def _journal(fmt: str, when: Optional[float], j: re.Match[str]) -> Tuple[str, Optional[float], Optional[float],
                                                                            bool, str]:
     msg = j.group(3)
     mono = None
@@ -402,7 +402,7 @@ class _Reader:
 
 
 def parse_kernel_log(text: str, boot_time: Optional[float] = None, year: Optional[int] = None,
-                     tz: tzinfo = timezone.utc) -> Dict[str, Any]:
+                     tz: tzinfo = UTC) -> Dict[str, Any]:
     """The events of a kernel log (``dmesg`` in any of its time formats, ``journalctl -k``, a syslog file).
 
     ``boot_time``: the epoch seconds the node booted (``/proc/stat`` btime), to place ``[ secs]`` stamps;
