@@ -135,20 +135,24 @@ MEMINFO = "/proc/meminfo"
 _MEMINFO_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_()]*):\s+(\d+)(?: (kB))?$")
 
 
-def parse_meminfo(text: str) -> Dict[str, Optional[int]]:
+def parse_meminfo(text: str, hardware_corrupted: bool = True) -> Dict[str, Optional[int]]:
     """``/proc/meminfo`` -> {mem_total_kib, mem_available_kib, swap_total_kib, swap_free_kib,
-    hardware_corrupted_kib} (KiB: the kernel's "kB" is 1024 bytes, fs/proc/meminfo.c). MemTotal, SwapTotal and
-    SwapFree are printed by every kernel and required; MemAvailable (3.14+) and HardwareCorrupted
-    (CONFIG_MEMORY_FAILURE) are None where absent."""
+    hardware_corrupted_kib} (KiB: the kernel's "kB" is 1024 bytes, fs/proc/meminfo.c). MemTotal, SwapTotal,
+    SwapFree and - with ``hardware_corrupted`` - HardwareCorrupted are required: DGX OS's Ubuntu kernels build
+    CONFIG_MEMORY_FAILURE, and HardwareCorrupted comes late in the file, so an output cut before it is refused
+    rather than read as "no corrupted memory". ``hardware_corrupted=False`` reads a kernel without it (the value is
+    then None). MemAvailable (3.14+) is None where absent."""
     values: Dict[str, int] = {}
     for n, line, stripped in content_lines(MEMINFO, text):
         m = _MEMINFO_LINE.match(stripped)
         if not m:
             raise ParseError(MEMINFO, "expected 'Name:   <number> kB'", n, line)
         values[m.group(1)] = int(m.group(2))
-    missing = [k for k in ("MemTotal", "SwapTotal", "SwapFree") if k not in values]
+    required = ("MemTotal", "SwapTotal", "SwapFree") + (("HardwareCorrupted",) if hardware_corrupted else ())
+    missing = [k for k in required if k not in values]
     if missing:
-        raise ParseError(MEMINFO, "no %s (cut off, or not /proc/meminfo?)" % ", ".join(missing))
+        raise ParseError(MEMINFO, "no %s (cut off, not /proc/meminfo, or a kernel without CONFIG_MEMORY_FAILURE?)"
+                         % ", ".join(missing))
     return {"mem_total_kib": values["MemTotal"], "mem_available_kib": values.get("MemAvailable"),
             "swap_total_kib": values["SwapTotal"], "swap_free_kib": values["SwapFree"],
             "hardware_corrupted_kib": values.get("HardwareCorrupted")}
@@ -248,7 +252,8 @@ def parse_nvme_list(text: str) -> List[Dict[str, Any]]:
         elif "DevicePath" in entry:
             out.append(_ns_row(entry, {}))
         else:
-            raise ParseError(NVME_LIST, "a device entry with neither DevicePath nor Subsystems: keys %s" % sorted(entry))
+            raise ParseError(NVME_LIST, "a device entry with neither DevicePath nor Subsystems: keys %s"
+                             % sorted(entry))
     return out
 
 
@@ -341,12 +346,9 @@ def parse_df(text: str) -> List[Dict[str, Any]]:
         parts = stripped.split(None, 5)
         if len(parts) < 6 or not re.match(r"^(\d+%|-)$", parts[4]):
             raise ParseError(DF, "expected '<filesystem> <size> <used> <available> <N>% <mount>'", n, line)
-
-        def num(v: str) -> Optional[int]:
-            return None if v == "-" else parse_int(DF, v, n, line) * block
-        out.append({"filesystem": parts[0], "size_bytes": num(parts[1]), "used_bytes": num(parts[2]),
-                    "avail_bytes": num(parts[3]), "capacity_pct": None if parts[4] == "-" else int(parts[4][:-1]),
-                    "mount": parts[5]})
+        size, used, avail = (None if v == "-" else parse_int(DF, v, n, line) * block for v in parts[1:4])
+        out.append({"filesystem": parts[0], "size_bytes": size, "used_bytes": used, "avail_bytes": avail,
+                    "capacity_pct": None if parts[4] == "-" else int(parts[4][:-1]), "mount": parts[5]})
     return out
 
 
