@@ -21,8 +21,10 @@ description:
   - Also values written as other tools take them (an address with its prefix, a subnet with a netmask, IPv6), empty
     or padded names, a storage node with no NIC on a storage fabric, NFS options the RA forbids (nolock on the scripts
     mount), a PFC priority outside 0..7, a storage protocol or DGX model the RA profile is not for; and, as
-    warnings, a host_vars/group_vars file for no host or group and a top-level key Ansible reads as a variable
-    nothing uses (C(nic:), C(mtu:) beside C(nics:)).
+    warnings, a host_vars/group_vars file for no host or group, a top-level key Ansible reads as a variable
+    nothing uses (C(nic:), C(mtu:) beside C(nics:)), and a var file Ansible never reads because another path for
+    the same group or host comes first (C(group_vars/all.yml) beside a C(group_vars/all/) directory - only the
+    directory is read; C(host_vars/h.yaml) beside C(host_vars/h.yml)).
   - Each finding names the inventory file and line that defines the key, the key, and the fix. A finding on a
     value the host inherits from group_vars names the group_vars line; the same mistake in many hosts is one
     finding that lists the other hosts (C(more_hosts)).
@@ -148,7 +150,8 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.settings_
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import inventory_yaml_files
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.text_checks import explained, scan_text
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import check_pod_validation
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import defined_twice
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.sources import (defined_twice,
+    shadowed_findings, unread_file_keys)
 
 
 def _groups(hosts, host):
@@ -254,6 +257,16 @@ def _hint_twice(findings, twice):
                 break
 
 
+def _hint_shadowed(findings, unread_keys):
+    """A variable called missing that a var file Ansible never reads sets (group_vars/all.yml beside
+    group_vars/all/): say so on the error, the warning on that file says why."""
+    for f in findings:
+        if f.severity == "error" and f.var in unread_keys and f.message.startswith((
+                "required for hosts", "the %s variable is not defined" % f.var)):
+            f.fix += " (%s sets '%s' but Ansible never reads that file: see the warning on it)" % (
+                unread_keys[f.var], f.var)
+
+
 def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorities=None, switch_options=None,
         settings=None):
     """Validate; return (findings, summary). Pure apart from reading inventory and profile files. ``settings``:
@@ -291,6 +304,8 @@ def run(hosts, inventory_sources, profiles_dir, pfc_priority=3, host_pfc_priorit
     twice = defined_twice(inventory_sources, {h: _groups(hosts, h) for h in hosts})  # issue 46: one replaces the other
     _hint_twice(findings, twice)
     files += twice
+    files += shadowed_findings(inventory_sources)  # issue 46: group_vars/all.yml beside group_vars/all/ is not read
+    _hint_shadowed(findings, unread_file_keys(inventory_sources))
     misnamed = {f.host: f.source for f in files if f.host and "case-sensitively" in f.message}
     for f in findings:
         if f.host in misnamed and f.message.startswith("required for hosts"):
@@ -315,8 +330,8 @@ def scan_files(inventory_groups, inventory_sources):
     """The inventory files alone (no host variables): parse errors, duplicate keys, misnamed var files."""
     host_names = sorted({h for members in (inventory_groups or {}).values() for h in members or []})
     text = scan_text(inventory_yaml_files(inventory_sources), host_names)
-    return group_findings(explained(scan_inventory(inventory_sources, host_names, list(inventory_groups or {})),
-                                    text) + text)
+    return group_findings(explained(scan_inventory(inventory_sources, host_names, list(inventory_groups or {}))
+                                    + shadowed_findings(inventory_sources), text) + text)
 
 
 def main():

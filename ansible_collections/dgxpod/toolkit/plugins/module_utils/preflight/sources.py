@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import yaml
 
@@ -158,6 +158,106 @@ def _ansible_var_files(base: str, name: str) -> List[str]:
         if os.path.exists(cand):
             return [cand]
     return []
+
+
+def _var_file_candidates(base: str, name: str) -> List[str]:
+    """Every path host_group_vars could read for host_vars/<name> or group_vars/<name>, in the order it tries them
+    (DataLoader.find_vars_files: <name> - a file or a directory -, <name>.yml, .yaml, .json): only the first that
+    exists is read (``_ansible_var_files``); the others are ignored whole."""
+    return [os.path.join(base, name + ext) for ext in ("", ".yml", ".yaml", ".json")
+            if os.path.exists(os.path.join(base, name + ext))]
+
+
+def _top_keys(files: Sequence[str]) -> Dict[str, str]:
+    """{top-level key: 'file:line' of the last file of ``files`` that sets it} (a later file's value wins, as in
+    host_group_vars' combine_vars)."""
+    keys: Dict[str, str] = {}
+    for f in files:
+        root = _compose(f)
+        if isinstance(root, yaml.MappingNode):
+            for k, _v in root.value:
+                if isinstance(k, yaml.ScalarNode):
+                    keys[k.value] = "%s:%d" % (_rel(f), k.start_mark.line + 1)
+    return keys
+
+
+class Shadowed(NamedTuple):
+    """A var file Ansible never reads (``shadowed_var_files``)."""
+
+    unread: str            # the file not read (group_vars/all.yml)
+    read: str              # the path read instead (group_vars/all, a directory, or group_vars/all.yml)
+    read_files: List[str]  # the files read from it, in Ansible's order
+    label: str             # what they are for: 'group_vars/all', 'host_vars/dgx-1'
+    host: Optional[str]    # the host of host_vars, None for group_vars
+
+
+def shadowed_var_files(inventory_sources: Sequence[str]) -> List[Shadowed]:
+    """Var files Ansible never reads because another path for the same host or group comes first: group_vars/all.yml
+    beside a group_vars/all/ directory (the directory is read, whole; all.yml not at all), host_vars/dgx-1.yaml
+    beside host_vars/dgx-1.yml. Ansible says nothing about them (ansible-core 2.19: host_group_vars.get_vars ->
+    DataLoader.find_vars_files, which stops at the first of <name>, <name>.yml, .yaml, .json that exists)."""
+    out: List[Shadowed] = []
+    for inv in inventory_sources:
+        base = inv if os.path.isdir(inv) else os.path.dirname(inv)
+        for kind in ("host_vars", "group_vars"):
+            folder = os.path.join(base, kind)
+            try:
+                entries = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            for name in sorted({_strip_ext(e) for e in entries if not e.startswith(".") and not e.endswith("~")}):
+                found = _var_file_candidates(folder, name)
+                out += [Shadowed(unread, found[0], _ansible_var_files(folder, name), "%s/%s" % (kind, name),
+                                 name if kind == "host_vars" else None) for unread in found[1:]]
+    return out
+
+
+def shadowed_findings(inventory_sources: Sequence[str]) -> List[Finding]:
+    """A warning per var file Ansible never reads (``shadowed_var_files``), on that file: both paths, that the one
+    read wins for every key the two share (nothing is merged), the keys only the unread file sets (so not set at
+    all), and the fix (keep one: move its keys into the one read)."""
+    out: List[Finding] = []
+    for sh in shadowed_var_files(inventory_sources):
+        is_dir = os.path.isdir(sh.read)
+        read_text = _rel(sh.read) + ("/" if is_dir else "")
+        mine, theirs = _top_keys([sh.unread]), _top_keys(sh.read_files)
+        both = ["%s (%s)" % (k, theirs[k]) for k in mine if k in theirs]
+        lost = [k for k in mine if k not in theirs]
+        said = []
+        if both:
+            said.append("set in both, %s's value is in force for %s" % (read_text, _listed(both)))
+        if lost:
+            said.append("set only here, and so not set at all: %s" % _listed(lost))
+        name = os.path.basename(sh.label)
+        message = ("%s is never read: Ansible reads %s instead. For %s its host_group_vars plugin reads the first "
+                   "that exists of %s, %s.yml, %s.yaml, %s.json (DataLoader.find_vars_files) and ignores the others, "
+                   "so nothing of this file is merged%s" % (
+                       _rel(sh.unread), read_text, sh.label,
+                       name + ("/ (a directory: every file in it)" if is_dir else ""), name, name, name,
+                       (": " + "; ".join(said)) if said else " (it sets no key today)"))
+        if is_dir:
+            fix = ("keep one: move this file's keys into a file inside %s (e.g. %s), keeping the value you mean for "
+                   "a key set in both, then delete %s" % (read_text, _rel(os.path.join(sh.read, os.path.basename(
+                       sh.unread))), _rel(sh.unread)))
+        else:
+            fix = ("keep one: merge this file's keys into %s (the file Ansible reads), keeping the value you mean for "
+                   "a key set in both, then delete %s" % (read_text, _rel(sh.unread)))
+        out.append(Finding(sh.host, "file", "file", message, fix, severity="warning", source=_rel(sh.unread)))
+    return out
+
+
+def unread_file_keys(inventory_sources: Sequence[str]) -> Dict[str, str]:
+    """{top-level key: the never-read file that sets it} (``shadowed_var_files``), for the hint on a 'required ...
+    not set' error."""
+    out: Dict[str, str] = {}
+    for sh in shadowed_var_files(inventory_sources):
+        for k in _top_keys([sh.unread]):
+            out.setdefault(k, _rel(sh.unread))
+    return out
+
+
+def _listed(items: Sequence[str], most: int = 6) -> str:
+    return ", ".join(items[:most]) + (", ..." if len(items) > most else "")
 
 
 def _dir_var_files(path: str) -> List[str]:
