@@ -18,6 +18,7 @@ import os
 import pytest
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import eval as network_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.derive import rdma_changes, rdma_problem_items
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import build_findings
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import NODE_STATE, CheckResult
 
 from test_hw_facts_module import NICS, node, which_all  # noqa: F401  (node: the simulated DGX fixture)
@@ -190,3 +191,13 @@ def test_the_deploy_decision_is_unchanged_by_notices(hw, unread):
     nics = {"enp5s0": dict(hw, link_layer="Ethernet", port_state="PORT_ACTIVE")}
     assert rdma_changes(ROCE, {"nics": nics})["qos"] == [{"name": "enp5s0"}]
     assert bool(rdma_problem_items(ROCE, {"nics": nics})[0].get("unread")) is unread
+
+
+def test_the_finding_names_the_nic_and_what_the_tool_said(node):  # noqa: F811
+    converged(node)
+    text = fixture("mlnx_qos_trust_buffers_unsupported__mlnx_tools_printing_notices.txt")
+    dgx_hw = gather(node, replacing(node, "mlnx_qos", ["-i", "enp5s0"], 0, text))
+    reading = network_filters.dgx_network_reading({"changes": [], "differences": []}, {"checked": 6}, ROCE, dgx_hw)
+    (f,) = build_findings([network_eval.network_result("dgx-1", reading).to_dict()])
+    assert f["status"] == "error" and f["subject"] == "dgx-1 enp5s0", f
+    assert f["summary"] == "dgx-1 enp5s0: QoS trust not verified, mlnx_qos said '%s'" % TRUST_NOTICE, f
