@@ -7,6 +7,7 @@ playbooks/tasks/record_stage.yml: one call on localhost per stage, the loop over
 """
 from __future__ import annotations
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.prerequisites import job_blockers
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.records import host_readings, read_record
 
 
@@ -15,6 +16,13 @@ def pod_stage_hosts(hosts, hostvars, fact):
     return host_readings(list(hosts or []), hostvars, str(fact))
 
 
+def pod_job_blockers(pod_stages, needs, nodes):
+    """The checks already failed that a multi-node job on ``nodes`` depends on (report/prerequisites.py):
+    ``{{ pod_stages | default({}) | pod_job_blockers(['network', 'containers'], groups['dgx']) }}``."""
+    return job_blockers(pod_stages or {}, list(needs or []), list(nodes or []))
+
+
 class FilterModule:
     def filters(self):
-        return {"pod_stage_hosts": pod_stage_hosts, "pod_read_record": read_record}
+        return {"pod_stage_hosts": pod_stage_hosts, "pod_read_record": read_record,
+                "pod_job_blockers": pod_job_blockers}

@@ -76,7 +76,7 @@ def _text(*parts: Any) -> str:
 
 
 def judge_fault(results: Dict[str, Any], targets: Sequence[str], checks: Sequence[str],
-                keywords: Sequence[str]) -> Verdict:
+                keywords: Sequence[str], single: bool = False) -> Verdict:
     """Did the report find the fault? See the module docstring for the rule."""
     findings = results.get("findings")
     if findings is not None:
@@ -94,6 +94,9 @@ def judge_fault(results: Dict[str, Any], targets: Sequence[str], checks: Sequenc
                                                                  ", ".join(checks)))
         if not any(k.lower() in text.lower() for k in keywords):
             why.append("none of %s in its cause" % ", ".join(repr(k) for k in keywords))
+        if single and len(findings) > 1:
+            why.append("%d findings, not one (also: %s)" % (len(findings), "; ".join(
+                str(f.get("summary") or f.get("cause"))[:120] for f in findings[1:3])))
         return Verdict(not why, "findings", shown, "; ".join(why))
     bad = [c for c in results.get("checks") or [] if c.get("status") in ("fail", "error")]
     hits = [c for c in bad if c.get("check") in checks and check_about(c.get("host"), targets)]
@@ -248,7 +251,8 @@ class Drill:
             since = self.wall()
             rc = self.run(validate_args(f.tags))
             marks.append(self.clock())
-            v = judge_fault(self.read_results(since), f.targets(self.ctx.pod(), node), f.checks, f.keywords)
+            v = judge_fault(self.read_results(since), f.targets(self.ctx.pod(), node), f.checks, f.keywords,
+                            f.single)
             found = ("yes" if v.how == "findings" else "yes (fallback)") if v.ok else "NO"
             if v.ok and rc == 0:
                 found, v.why = "NO", "validate.yml exited 0 with the fault in place"

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .base import MPI_CONTAINER, PFC_PRIORITY, PODSIM, Ctx, Fault, in_node, podsim, wrong_address
 from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fstab_inject, _ganesha_restart,
-                         _ganesha_stop, _gpu, _hosts_inject, _link, _mtu, _nccl_env_inject, _neighbour_port,
+                         _ganesha_stop, _gpu, _hosts_inject, _hosts_stale_inject, _link, _mtu, _nccl_env_inject, _neighbour_port,
                          _on_switch, _qos_clear, _qos_inject, _signal_daemon, _sshd_freeze, _switch_cli,
                          _switch_fault, _switch_restore, _umount, cabled_port, fstab_with_changed_option,
                          hosts_with_changed_entry)
@@ -118,6 +118,26 @@ def _catalogue() -> Tuple[Fault, ...]:
         Fault("dgx_unreachable", "reachability", "sim-dgx4", "sshd frozen (SIGSTOP), open sessions ended",
               ("identity",), ("identity",), ("does not answer", "unreachable", "timed out", "timeout"),
               _sshd_freeze, _continue_daemon("sshd")),
+        # issue 46: causes that named the wrong thing
+        Fault("hosts_stale_line", "host-network", "sim-dgx2", "a stale /etc/hosts line above the managed block maps "
+              "the next DGX to a wrong address (the block itself is right)", ("network",), ("network",),
+              ("resolves to",), _hosts_stale_inject, _file_restore),
+        Fault("storage_port_mtu", "storage-server", "sim-isilon2", "the storage node's data port 40gige-1 at MTU "
+              "1500 (fabric 9000): full-size frames dropped, small ones pass", ("network", "storage"),
+              ("network", "nfs_mounts"), ("full-MTU",), _mtu("40gige-1", 1500), _mtu("40gige-1"),
+              where=lambda pod, node: (node,)),
+        Fault("slow_node", "performance", "sim-dgx2", "the DGX's MPI container capped to 0.3 CPU: slow in every "
+              "NCCL run, its run alone included", ("nccl",), ("nccl_relative", "nccl_busbw"), ("node itself",),
+              lambda ctx, node, rec: ctx.run(podsim("cpu", node, "--limit", "0.3")),
+              lambda ctx, node, rec: ctx.run(podsim("cpu", node, "--clear"))),
+        Fault("nic_mtu_jobs", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 under the NCCL and training "
+              "jobs too: they do not start, and the one finding explains them", ("network", "nccl", "training"),
+              ("network",), ("mtu",), _mtu("enp132s0", 1500), _mtu("enp132s0"), single=True),
+        Fault("storage_frozen_jobs", "storage-server", "sim-isilon2", "the storage node's NFS server frozen under "
+              "the training job too: it does not start, and the one finding explains it", ("storage", "training"),
+              ("nfs_mounts",), ("answer", "frozen", "timed out", "timeout", "not responding"),
+              _signal_daemon("ganesha", "STOP"), _continue_daemon("ganesha"), where=lambda pod, node: (node,),
+              single=True),
     )
 
 

@@ -153,7 +153,7 @@ class Fault:
     ``where(pod, node)`` -> the host names the report's top finding may carry (the node, or the storage node
     or switch the fault is on). ``tags``: the narrowest validate.yml tags that catch it; ``checks``: check
     names of which one must be the top finding's root or among what it explains; ``keywords``: one of them
-    must appear in the finding's cause or summary (case-insensitive)."""
+    must appear in the finding's cause or summary (case-insensitive); ``single``: it must be the only finding."""
 
     name: str
     layer: str
@@ -165,6 +165,9 @@ class Fault:
     inject: Callable = field(repr=False, compare=False)
     clear: Callable = field(repr=False, compare=False)
     where: Optional[Callable] = field(default=None, repr=False, compare=False)
+    # the report must hold this one finding only (issue 46: a fault under the multi-node jobs explains their
+    # failures too - no finding of their own, no wall of repeated rank errors)
+    single: bool = False
 
     def targets(self, pod: pm.Pod, node: str) -> Tuple[str, ...]:
         return tuple(self.where(pod, node)) if self.where else (node,)

@@ -243,6 +243,29 @@ def hosts_with_changed_entry(text: str, name: str) -> str:
     return "".join(out)
 
 
+def hosts_with_stale_line(text: str, name: str) -> str:
+    """/etc/hosts with a line above the managed block (at the top when there is none) mapping ``name`` to a wrong
+    address - one left from before the pod was deployed, or typed by hand: the resolver reads the file top down, so
+    it wins over the block, which stays as the deploy wrote it (issue 46)."""
+    addr = None
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) >= 2 and name in words[1:] and "." in words[0]:
+            addr = words[0]
+    if addr is None:
+        raise ValueError("/etc/hosts has no line for %s (nothing to make stale)" % name)
+    stale = "%s\t%s\n" % (wrong_address(addr), name)
+    lines = text.splitlines(True)
+    at = next((i for i, line in enumerate(lines) if line.startswith("# BEGIN dgxpod toolkit")), 0)  # dgx_network marker
+    return "".join(lines[:at] + [stale] + lines[at:])
+
+
+def _hosts_stale_inject(ctx, node, rec):
+    _file_keep(ctx, node, HOSTS, rec)
+    new = hosts_with_stale_line(rec["file"]["text"], _peer(ctx.pod(), node))
+    ctx.run(sh(node, "cat > %s" % HOSTS), input=new)
+
+
 def _hosts_inject(ctx, node, rec):
     _file_keep(ctx, node, HOSTS, rec)
     new = hosts_with_changed_entry(rec["file"]["text"], _peer(ctx.pod(), node))

@@ -152,7 +152,7 @@ class FakeFault:
                  keywords=("mtu",), broken_clear=False):
         self.name, self.layer, self.node, self.tags = name, layer, node, tags
         self.checks, self.keywords = checks, keywords
-        self.summary, self.broken_clear = name, broken_clear
+        self.summary, self.broken_clear, self.single = name, broken_clear, False
 
     def targets(self, pod, node):
         return (node,)
@@ -307,3 +307,21 @@ def test_the_docs_keep_the_drill_markers():
         text = fh.read()
     assert text.count(drill.BEGIN) == 1 and text.count(drill.END) == 1
     assert text.index(drill.BEGIN) < text.index(drill.END)
+
+
+def test_a_single_finding_fault_fails_when_the_jobs_add_findings_of_their_own():
+    two = {"findings": [finding(), finding(host="sim-dgx1", cause="train_job: gloo timeout")], "checks": []}
+    v = drill.judge_fault(two, ("sim-dgx3",), ("network",), ("mtu",), single=True)
+    assert not v.ok and "2 findings, not one" in v.why and "gloo timeout" in v.why
+    assert drill.judge_fault({"findings": [finding()], "checks": []}, ("sim-dgx3",), ("network",), ("mtu",),
+                             single=True).ok
+    assert fl.get("nic_mtu_jobs").single and not fl.get("nic_mtu").single
+
+
+def test_the_stale_hosts_line_goes_above_the_managed_block_and_the_block_is_kept():
+    text = ("127.0.0.1\tlocalhost\n# BEGIN dgxpod toolkit: pod sim (managed)\n198.18.66.11\tsim-dgx1\n"
+            "198.18.66.13\tsim-dgx3\n# END dgxpod toolkit: pod sim (managed)\n")
+    new = fl.mechanisms.hosts_with_stale_line(text, "sim-dgx3")
+    lines = new.splitlines()
+    assert lines[1].split() == [fl.wrong_address("198.18.66.13"), "sim-dgx3"] and lines[1].split()[0] != "198.18.66.13"
+    assert "\n".join(lines[:1] + lines[2:]) + "\n" == text

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (FILE_STATE, JOB_PERF, NODE_STATE,
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (FILE_STATE, JOB_PERF, JOB_STATE, NODE_STATE,
     POD_STATE, PORT_STATE, REACH, CheckResult, Problem, Subject)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import (build_findings, finding_line,
     with_findings)
@@ -489,3 +489,74 @@ def test_a_peer_that_answers_no_ping_at_all_still_does_not_answer(pod, index):
     r = pod_ping_mesh.probe(t, "ping", run=lambda cmd, limit: Lost())
     assert (r["ok"], r["small_ok"], r["detail"]) == (False, False, "2 packets transmitted, 0 received, 100% packet "
                                                                      "loss, time 1001ms")
+
+
+def _recorded_network(pod, bad_host=None, bad_nic="enp132s0"):
+    """pod_stages.network as validate_network.yml records it: every DGX's reading, ``bad_host``'s NIC at MTU 1500
+    (the kernel difference dgx_nic_apply reports) and every other DGX's full-MTU pings to it lost."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.eval import network_reading
+    hosts = {}
+    bad_addr = {n.address for n in pod.host(bad_host).nics if n.name == bad_nic} if bad_host else set()
+    for h in dgx(pod):
+        if h == bad_host:
+            state = {"changes": ["%s mtu: 1500 -> 9000" % bad_nic],
+                     "differences": [{"nic": bad_nic, "field": "mtu", "before": 1500, "after": 9000}]}
+        else:
+            state = {"changes": [], "differences": []}
+        lost = [dict(t, ok=False, small_ok=True, detail="100% packet loss", text=ping_line(h, t))
+                for t in ping_targets(pod, h) if t["address"] in bad_addr]
+        hosts[h] = network_reading(state, {"checked": len(ping_targets(pod, h)), "unanswered": lost})
+    return {"hosts": hosts}
+
+
+def test_a_job_is_blocked_by_the_failed_checks_of_its_nodes_and_lands_under_their_finding(pod, index):
+    """Issue 46: one data NIC at MTU 1500. The network stage found it; the training stage asks first
+    (report/prerequisites.job_blockers), does not start, and its one error goes under the NIC's finding."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.prerequisites import (TRAINING_NEEDS,
+                                                                                              job_blockers)
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.stages import evaluate_stages
+    recorded = {"network": _recorded_network(pod, "sim-dgx3")}
+    blockers = job_blockers(recorded, TRAINING_NEEDS, dgx(pod))
+    assert [(b["stage"], b["check"], b["host"]) for b in blockers] == [("network", "network", h) for h in dgx(pod)]
+    assert "MTU 1500" in blockers[2]["text"] or "mtu: 1500" in blockers[2]["text"]
+    assert job_blockers(recorded, TRAINING_NEEDS, ["sim-dgx9"]) == []  # a job on other nodes is not blocked
+    assert job_blockers({}, TRAINING_NEEDS, dgx(pod)) == []  # nothing recorded yet: nothing blocks
+    assert job_blockers({"network": _recorded_network(pod)}, TRAINING_NEEDS, dgx(pod)) == []  # healthy
+    recorded["training"] = {"nodes": dgx(pod), "blocked": blockers}
+    checks, _ = evaluate_stages(recorded, EXP, {}, run_tags=["training"])
+    train = next(c for c in checks if c["check"] == "train_job")
+    assert train["status"] == "error" and train["reason"].startswith("not run: the training job across 4 DGX depends")
+    assert "pod_run_blocked_jobs=true" in train["reason"]
+    assert train["blocked_by"][0] == {"stage": "network", "check": "network", "host": "sim-dgx1"}
+    findings = build_findings(checks, index)
+    assert_partition(checks, findings)
+    assert len(findings) == 1, [f["summary"] for f in findings]
+    assert findings[0]["subject"].startswith("sim-dgx3 enp132s0") and "MTU 1500, model 9000" in findings[0]["cause"]
+    assert {"check": "train_job", "host": "pod", "status": "error"}.items() <= next(
+        e for e in findings[0]["explains"] if e["check"] == "train_job").items()
+
+
+def test_a_blocked_job_whose_blockers_are_not_placed_is_a_finding_of_its_own(pod, index):
+    c = CheckResult("nccl_run", "all DGX", "error", reason="not run", subject=Subject(nodes=("sim-dgx1",)),
+                    category=JOB_STATE, details={"blocked_by": [{"check": "mpi_containers", "host": "sim-dgx9"}]},
+                    stage="nccl").to_dict()
+    findings = build_findings(healthy(pod) + [c], index)
+    assert [(f["host"], f["explains"][0]["check"]) for f in findings] == [("all DGX", "nccl_run")]
+
+
+def test_a_job_that_ran_and_failed_over_a_frozen_storage_node_is_explained_by_that_node(pod, index):
+    """The training job ran (no mounts stage in this run to block it... or it ran anyway) and every DGX's ranks
+    failed reading: the storage node the mounts check found silent explains the job's errors."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import eval as training_eval
+    dead = {n.address for n in pod.host("sim-isilon2").nics}
+    results = [c if c["check"] != "nfs_mounts" else nfs(pod, c["host"], dead=dead) for c in healthy(pod)]
+    mounts = {h: {m["path"]: {"storage_host": pod.owner(m["ip"]).host, "ip": m["ip"]}
+                  for m in mount_plan(pod, h)["mounts"]} for h in dgx(pod)}
+    m = {"nodes": dgx(pod), "mounts": mounts, "dataset": {"manifest": {"files": 10}},
+         "passes": {"cold": {"ok": False, "error": "gloo: Timed out waiting 1800000ms",
+                             "failed_nodes": {h: "rank 0: gloo timeout" for h in dgx(pod)}}}}
+    results += [r.but(stage="training").to_dict() for r in training_eval.evaluate(m, {}, {})]
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1 and findings[0]["host"] == "sim-isilon2", [f["summary"] for f in findings]
+    assert sum(e["check"] == "train_job" for e in findings[0]["explains"]) == 4

@@ -28,7 +28,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, JOB_STATE, NODE_STATE,
                                                                                   CheckResult, Subject, at_least,
-                                                                                  compare, expectation)
+                                                                                  blocked_result, compare,
+                                                                                  expectation)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.plan import multi_node_expectation, plateau_busbw
 
 UNIT = "GB/s"
@@ -187,6 +188,11 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], context: Dict[str, Any]) ->
     frac, frac_src = _fraction(exp)
     out: List[CheckResult] = []
     plateau: Dict[str, Dict[str, float]] = {"single": {}, "pair": {}, "all": {}}
+    if m.get("blocked") and not m.get("all"):
+        # steps 2 and 3 not started: the checks they depend on already failed (report/prerequisites.py)
+        nodes = [str(n) for n in (topo.get("nodes") or {})] or sorted({str(b.get("host")) for b in m["blocked"]})
+        out.append(blocked_result("nccl_run", "all DGX", "the NCCL run across the DGX (and its pairs)", m["blocked"],
+                                  subject=Subject(nodes=tuple(nodes), step="all"), category=JOB_STATE))
     for step, run in _runs(m):
         if not run.get("ok"):
             out.append(_run_error(step, run))

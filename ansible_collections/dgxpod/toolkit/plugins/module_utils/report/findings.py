@@ -49,6 +49,10 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
     idx = Index(pod_index)
     bad = [i for i, c in enumerate(results) if c.get("status") in PROBLEM]
     facts = {i: analyse(results[i], idx) for i in bad}
+    # a job a stage did not start because checks it depends on had failed (details.blocked_by): it goes where
+    # those checks go, after the rules below have placed them (issue 46), not to a rule of its own
+    blocked = [i for i in bad if results[i].get("blocked_by")]
+    bad = [i for i in bad if i not in blocked]
     claimed: Dict[int, _Draft] = {}
     drafts: List[_Draft] = []
 
@@ -130,6 +134,14 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
         d = _Draft("pod", "pod %s" % name, "%d of %d %s checks fail and no node or link stands out: the pod as a "
                    "whole is below the expectation (first: %s)" % (len(members), decided, name, first), None, 4)
         claim(d, members)
+    # the blocked jobs: under the finding of the first check that blocked them
+    where = {(str(results[i].get("check")), str(results[i].get("host"))): d for i, d in claimed.items()}
+    for i in blocked:
+        d = next((where[(str(b.get("check")), str(b.get("host")))] for b in results[i]["blocked_by"]
+                  if isinstance(b, Mapping) and (str(b.get("check")), str(b.get("host"))) in where), None)
+        if d is not None:
+            claim(d, [i])
+    bad = sorted(bad + blocked)
     # 6. the rest: one each (checks of one host failing for the very same reason together)
     same: Dict[Tuple[str, str], _Draft] = {}
     for i in bad:

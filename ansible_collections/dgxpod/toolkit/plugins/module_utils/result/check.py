@@ -23,7 +23,7 @@ so evaluators never need to know whether the pod is simulated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 STATUSES = ("pass", "fail", "skipped", "error")
 SIMULATED_REASON = ("simulated: the pod-in-a-box's numbers are not DGX hardware; absolute RA figures are not "
@@ -321,6 +321,25 @@ def no_result(check: str, host: str, subject: Optional[Subject] = None, category
     the check ran (``unreachable``: the findings take it as a node that does not answer)."""
     return CheckResult(check, host, "error", reason=NO_RESULT, subject=subject or Subject(node=host),
                        category=category, unreachable=True, details=details)
+
+
+RUN_BLOCKED_HINT = "-e pod_run_blocked_jobs=true runs it anyway"
+
+
+def blocked_result(check: str, host: str, what: str, blockers: Sequence[Mapping[str, Any]],
+                   subject: Optional[Subject] = None, category: Optional[str] = None) -> CheckResult:
+    """``error`` for a multi-node job a stage did not start because checks it depends on already failed (the
+    network, the mounts, the containers of its nodes - issue 46: say so at once instead of waiting out the job's
+    timeouts). ``blockers``: those checks as report.prerequisites.job_blockers gives them ({stage, check, host,
+    text}); ``details.blocked_by`` names them, and the findings put this check under the finding that explains
+    them."""
+    shown = "; ".join("%s %s: %s" % (b.get("check"), b.get("host"), b.get("text")) for b in list(blockers)[:3])
+    more = " (and %d more)" % (len(blockers) - 3) if len(blockers) > 3 else ""
+    return CheckResult(check, host, "error", subject=subject, category=category,
+                       reason="not run: %s depends on checks that already failed - %s%s (%s)" % (
+                           what, shown, more, RUN_BLOCKED_HINT),
+                       details={"blocked_by": [{"stage": b.get("stage"), "check": b.get("check"),
+                                                "host": b.get("host")} for b in blockers]})
 
 
 def apply_simulated_policy(results: Iterable[CheckResult], simulated: bool,

@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, JOB_STATE, POD_PERF,
                                                                                   CheckResult, Subject, at_least,
-                                                                                  compare, expectation)
+                                                                                  blocked_result, compare,
+                                                                                  expectation)
 
 PASSES = ("cold", "warm")
 
@@ -68,6 +69,12 @@ def slow_where(m: Dict[str, Any], s: Dict[str, Any], node: str, worst: Dict[str,
     return "a slow node or storage path"
 
 
+def _storage_hosts(m: Dict[str, Any]) -> List[str]:
+    """The storage nodes behind the job's mounts on any of its DGX, sorted."""
+    return sorted({str(info.get("storage_host")) for mounts in (m.get("mounts") or {}).values()
+                   for info in (mounts or {}).values() if isinstance(info, dict) and info.get("storage_host")})
+
+
 def _job(phase: Optional[str] = None, node: Optional[str] = None) -> Dict[str, Any]:
     """The training job's outcome (it ran, it trained), of a pass and, when one node failed, of that node."""
     return {"subject": Subject(node=node, phase=phase), "category": JOB_STATE}
@@ -90,6 +97,10 @@ def _pod_perf(cold: Dict[str, Any]) -> Dict[str, Any]:
 def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> List[CheckResult]:
     sim = bool(ctx.get("simulated"))
     out: List[CheckResult] = []
+    if m.get("blocked"):  # not started: checks it depends on already failed (report/prerequisites.py)
+        nodes = tuple(str(n) for n in m.get("nodes") or [])
+        return [blocked_result("train_job", "pod", "the training job across %d DGX" % len(nodes), m["blocked"],
+                               subject=Subject(nodes=nodes), category=JOB_STATE)]
     ds = m.get("dataset") or {}
     if ds.get("failed"):
         return [CheckResult("train_dataset", "pod", "error",
@@ -110,10 +121,15 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                                    **_job(name)))
         elif not p.get("ok"):
             failed = p.get("failed_nodes") or {}
+            # the job spans every DGX of it and reads from the storage nodes of their mounts: a fault already
+            # found on any of them (a data NIC, a storage node that does not answer) explains this error too
+            # (issue 46), so the subject names them all
+            spans = tuple(dict.fromkeys([str(n) for n in m.get("nodes") or []] + _storage_hosts(m)))
             for host in sorted(failed) or ["pod"]:
+                about = _job(name, None if host == "pod" else host)
+                about["subject"] = Subject(node=about["subject"].node, nodes=spans, phase=name)
                 out.append(CheckResult("train_job", host, "error", details={"pass": name},
-                                       reason="%s pass: %s" % (name, p.get("error") or "no result"),
-                                       **_job(name, None if host == "pod" else host)))
+                                       reason="%s pass: %s" % (name, p.get("error") or "no result"), **about))
     cold, warm = _summary(m, "cold"), _summary(m, "warm")
     if cold is None:
         return out
