@@ -6,7 +6,7 @@
 module_utils/node/inventory_parse.py and bmc_parse.py - and compares them with the DGX model of the hardware
 catalogue (module_utils/catalog/dgx.py)::
 
-    {"nodes": {host: {"status": "ok" | "unreachable", "dgx_model": "dgxh100",
+    {"nodes": {host: {"status": "ok" | "unreachable", "dgx_model": <a DGX_MODELS key>,
                       "readings": {"lscpu": {...}, "meminfo": {...}, "numactl": {...}, "swaps": [...],
                                    "nvme_list": [...], "smartctl": {"nvme0": {...}}, "df": [...], "uname_r": "...",
                                    "sel": {...}, "sdr": {...}, "sensor": {...}},
