@@ -20,6 +20,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import
                                                                                   Subject, compare)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.bandwidth_eval import bandwidth_checks
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.pins import check_pins
 
 SRC_SMI = "nvidia-smi documentation (nvidia-smi.txt, -q fields)"
 SRC_PAGE_RETIREMENT = ("NVIDIA 'GPU Memory Error Management' / Dynamic Page Retirement docs: a GPU with 60 or more "
@@ -374,6 +375,7 @@ def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context
                                  if h.get("fw")})) or None
     out.extend(_consistency("hca_firmware_consistent", fw, "HCA firmware (per board)"))
     out.extend(_consistency("ofed_consistent", {n: f.get("ofed") for n, f in facts.items()}, "OFED/DOCA version"))
+    out.extend(check_pins(facts, expectations))  # expectations.versions: what the profile or the pod pins
     out.extend(bandwidth_checks(nodes, expectations))  # nvbandwidth, on the DGX that ran it (gpu/bandwidth_eval.py)
     return out
 

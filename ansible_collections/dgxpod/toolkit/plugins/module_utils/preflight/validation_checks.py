@@ -13,6 +13,8 @@ expectation for one pod"):
 - a value has the profile's type (a number, a table of numbers, a name) and its unit: ``*_fraction*`` keys are
   fractions of 1, ``*_percent`` keys percentages, other figures are in the profile's ``unit`` (a ``unit:`` other
   than the profile's is not converted); no negative threshold, no figure 100 times off the profile's;
+- ``expectations.versions`` pins versions (:data:`VERSION_KEYS`: driver, CUDA, VBIOS, OFED, HCA firmware, NCCL,
+  fabric manager, kernel, BIOS; :func:`check_version_pins`), whether or not the RA profile pins any;
 - ``workload`` is a workload class the profile sizes; ``dataset_tb`` a positive number; ``caches_tb`` a mapping of
   cache name to TB.
 
@@ -26,7 +28,8 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import load_profile
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding, suggest
 
-__all__ = ["check_pod_validation", "check_validation", "VALIDATION_KEYS"]
+__all__ = ["check_pod_validation", "check_validation", "check_version_pins", "VALIDATION_KEYS", "VERSION_KEYS",
+           "VERSIONS"]
 
 # The keys of pod.validation and what each is (docs/validation.md).
 VALIDATION_KEYS = {
@@ -36,6 +39,23 @@ VALIDATION_KEYS = {
     "caches_tb": "a mapping of cache name to its size in TB (e.g. {linux page cache: 0.5, isilon: 2})",
 }
 _RATIO = 100.0  # a figure this many times off the profile's is in another unit (GB/s for MB/s, Gb/s for MB/s)
+
+# ``expectations.versions``: the versions an RA profile or a pod may pin (issue 39 item 4; gpu/pins.py compares
+# them with what the GPU stage reads). A pin is an exact version ("550.54.15"), a prefix ending in "." or "*"
+# ("535."), a minimum (">=535.104"), or a list of those (any one); ``hca_firmware`` may also be a mapping of the
+# HCA's board id (PSID, sysfs board_id) to a pin.
+VERSIONS = "versions"
+VERSION_KEYS = {
+    "driver": "the NVIDIA driver (nvidia-smi driver_version)",
+    "cuda": "the CUDA version the driver supports (nvidia-smi cuda_version)",
+    "vbios": "each GPU's VBIOS (nvidia-smi vbios_version)",
+    "ofed": "the MLNX_OFED / DOCA-OFED release (ofed_info -s)",
+    "hca_firmware": "the ConnectX firmware (sysfs fw_ver), one pin or {board_id: pin}",
+    "nccl": "the NCCL library",
+    "fabric_manager": "nvidia-fabricmanager (NVSwitch systems)",
+    "kernel": "the Linux kernel (uname -r)",
+    "bios": "the system BIOS",
+}
 
 
 def _number(value: Any) -> bool:
@@ -125,7 +145,7 @@ def _and(words: List[str]) -> str:
 
 def _misplaced(key: str, known: Dict[str, Dict[str, List[Any]]], host: Optional[str]) -> Finding:
     path = "pod.validation.%s" % key
-    if key in known:
+    if key in known or key == VERSIONS:
         return Finding(host, "pod", path, "'%s' is an expectation category: pod.validation reads it only under "
                        "expectations, so it changes nothing here" % key,
                        "move it under pod.validation.expectations (pod.validation.expectations.%s)" % key)
@@ -154,11 +174,14 @@ def _check_expectations(exp: Any, known: Dict[str, Dict[str, List[Any]]], profil
     for cat, keys in exp.items():
         cpath = "%s.%s" % (base, cat)
         cat = str(cat)
+        if cat == VERSIONS:  # the version pins: a layout of their own, whether or not a profile pins any
+            out.extend(check_version_pins(keys, cpath, host))
+            continue
         if cat not in known:
             where = sorted(c for c, ks in known.items() if cat in ks)
-            close = suggest(cat, known)
+            close = suggest(cat, set(known) | {VERSIONS})
             out.append(Finding(host, "pod", cpath, "unknown expectation category '%s': the RA profiles have %s, "
-                               "nothing reads it" % (cat, ", ".join(sorted(known))),
+                               "nothing reads it" % (cat, ", ".join(sorted(set(known) | {VERSIONS}))),
                                ("'%s' is a key of %s: write it as %s.%s.%s" % (cat, where[0], base, where[0], cat))
                                if where else ("did you mean '%s'?" % close) if close else
                                "use one of the categories listed"))
@@ -353,3 +376,66 @@ def _check_workload(workload: Any, profile: Optional[Mapping[str, Any]], profile
                            "would have no figures for it" % (workload, ", ".join(sorted(names))),
                            ("did you mean '%s'?" % close) if close else "use one of %s, or add its figures under "
                            "expectations.sizing (mbps_per_gpu, gpus_per_storage_node)" % ", ".join(sorted(names))))
+
+
+def check_version_pins(pins: Any, path: str = "pod.validation.expectations.versions",
+                       host: Optional[str] = None) -> List[Finding]:
+    """Findings on ``expectations.versions`` (:data:`VERSION_KEYS`): a misspelt key is named with the key it most
+    likely means (nothing would compare it: the pin would silently not hold); a pin is a string - exact, a prefix
+    ending in "." or "*", or ">=<version>" - or a list of them, or for ``hca_firmware`` a mapping of board id to
+    pin; a pin may be written ``{value: <pin>, source: <why>}``. A version YAML reads as a number (``535.104``:
+    the float 535.104, ``12.10`` becomes 12.1) must be quoted."""
+    out: List[Finding] = []
+    if not isinstance(pins, Mapping):
+        out.append(Finding(host, "pod", path, "%s is not a mapping of pinned versions" % _describe(pins),
+                           "write versions: {<what>: <pin>}, e.g. {driver: \">=535.104\"} (%s)" % ", ".join(
+                               VERSION_KEYS)))
+        return out
+    for key, item in pins.items():
+        kpath = "%s.%s" % (path, key)
+        if str(key) not in VERSION_KEYS:
+            close = suggest(key, VERSION_KEYS)
+            out.append(Finding(host, "pod", kpath, "unknown version pin '%s': nothing reads it, so the pin would not "
+                               "hold (the pins are %s)" % (key, ", ".join(VERSION_KEYS)),
+                               ("did you mean '%s'?" % close) if close else "use one of %s" % ", ".join(VERSION_KEYS)))
+            continue
+        value = item
+        if isinstance(item, Mapping) and ("value" in item or "source" in item or str(key) != "hca_firmware"):
+            for k in item:
+                if str(k) not in ("value", "source"):
+                    close = suggest(k, ("value", "source"))
+                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of a version pin (it has "
+                                       "value, source)", ("did you mean '%s'?" % close) if close else "remove it"))
+            if "value" not in item:
+                out.append(Finding(host, "pod", kpath, "the pin has no value",
+                                   "write %s: {value: <pin>, source: <why>} or the bare pin" % key))
+                continue
+            value, kpath = item["value"], kpath + ".value"
+        if str(key) == "hca_firmware" and isinstance(value, Mapping):
+            for board, pin in value.items():
+                _check_pin(pin, "%s.%s" % (kpath, board), host, out)
+            continue
+        _check_pin(value, kpath, host, out)
+    return out
+
+
+def _check_pin(pin: Any, path: str, host: Optional[str], out: List[Finding]) -> None:
+    """One pin: a non-empty string (exact, prefix, >=minimum) or a list of them."""
+    pins = pin if isinstance(pin, list) else [pin]
+    if not pins:
+        out.append(Finding(host, "pod", path, "an empty list pins nothing", "write at least one version"))
+    for p in pins:
+        if isinstance(p, bool) or not isinstance(p, (str, int, float)):
+            out.append(Finding(host, "pod", path, "%s is not a version pin" % _describe(p),
+                               "write a version in quotes: exact \"550.54.15\", prefix \"535.\" or minimum "
+                               "\">=535.104\""))
+        elif not isinstance(p, str):
+            out.append(Finding(host, "pod", path, "%s is a number: YAML reads an unquoted version as one (12.10 "
+                               "becomes 12.1), so it would not compare as the version written" % _describe(p),
+                               "quote it: \"%s\"" % p))
+        elif not p.strip() or p.strip() in (">=", "*", "."):
+            out.append(Finding(host, "pod", path, "%r pins no version" % p,
+                               "write an exact version, a prefix such as \"535.\" or a minimum such as \">=535.104\""))
+        elif p.strip().startswith((">", "<", "=", "~", "^", "!")) and not p.strip().startswith(">="):
+            out.append(Finding(host, "pod", path, "%r: a pin is an exact version, a prefix or a minimum (>=)" % p,
+                               "write \">=<version>\" for a minimum, or the exact version"))
