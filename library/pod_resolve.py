@@ -11,7 +11,8 @@ description:
   - For each entry of I(names) - a name and the address the pod model gives it (the C(pod_hosts_entries) filter,
     the same entries the managed C(/etc/hosts) block holds) - runs C(getent ahostsv4 <name>), which asks the
     node's resolver through NSS exactly as a program connecting to that name does (C(/etc/hosts) first, then DNS,
-    as C(/etc/nsswitch.conf) says). The first address it gives is the one a connection goes to.
+    as C(/etc/nsswitch.conf) says). Every address it gives must be the modelled one - glibc returns every
+    C(/etc/hosts) line naming it, sorted by RFC 6724, and older programs (gethostbyname) take the first line.
   - A name that resolves elsewhere, or not at all, is listed in C(wrong) with what it resolved to and, when a
     line of I(hosts_file) names it with another address, that line and its number - the usual cause is a stale
     line above the managed block, which the resolver reads first, so the managed block being right proves nothing.
@@ -108,8 +109,8 @@ def hosts_line(text, name, expected):
 
 
 def check_name(name, expected, getent="getent", timeout=10, run=run_tool, hosts_text="", own=False):
-    """None when ``name`` resolves first to ``expected`` (or, for one of the node's ``own`` names, to a loopback
-    address); else the entry of ``wrong``."""
+    """None when ``name`` resolves to ``expected`` and nothing else (for one of the node's ``own`` names, loopback
+    addresses too); else the entry of ``wrong``."""
     res = run([getent, "ahostsv4", name], timeout)
     if res.timed_out:
         got, error = [], "getent ahostsv4 %s did not finish in %ss" % (name, timeout)
@@ -119,13 +120,21 @@ def check_name(name, expected, getent="getent", timeout=10, run=run_tool, hosts_
         got, error = [], (res.stderr or res.stdout).strip() or "getent exited %s" % res.rc
     else:
         got, error = parse_getent_ahosts(res.stdout), None
-    if got and (got[0] == expected or (own and got[0].startswith("127."))):
+    # every address must be the modelled one: glibc's getaddrinfo returns every hosts-file line naming it (then
+    # sorts them, RFC 6724 - the right one may come first by chance of its prefix), gethostbyname the first line
+    extra = [a for a in got if a != expected and not (own and a.startswith("127."))]
+    if got and not extra:
         return None
     out = {"name": name, "expected": expected, "got": got}
     if error:
         out["error"] = error
     line = hosts_line(hosts_text, name, expected) if hosts_text else None
-    what = ("resolves to %s" % ", ".join(got)) if got else ("does not resolve (%s)" % error)
+    if not got:
+        what = "does not resolve (%s)" % error
+    elif expected in got:
+        what = "resolves to %s as well" % ", ".join(extra)
+    else:
+        what = "resolves to %s" % ", ".join(got)
     text = "%s %s, model %s" % (name, what, expected)
     if line:
         out["line_no"], out["line"] = line

@@ -268,4 +268,4 @@ def test_filter_modules_expose_the_readings_and_records():
                                                             "dgx_network_result"}
     assert set(storage_filters.FilterModule().filters()) == {"nfs_mounts_reading"}
     assert {"mpi_containers_record"} <= set(ngc_filters.FilterModule().filters())
-    assert set(stage_filters.FilterModule().filters()) == {"pod_stage_hosts", "pod_read_record"}
+    assert set(stage_filters.FilterModule().filters()) == {"pod_stage_hosts", "pod_read_record", "pod_job_blockers"}

@@ -53,6 +53,11 @@ def test_check_name_passes_the_modelled_address_and_names_the_rest():
     assert got["got"] == ["198.18.99.99"] and got["line_no"] == 3
     assert got["text"] == ("sim-dgx4 resolves to 198.18.99.99, model 198.18.66.14 (line 3 of the hosts file: "
                            "'198.18.99.99\tsim-dgx4   # added by hand')")
+    # glibc's getaddrinfo: both lines, sorted by RFC 6724 (the modelled one first, as on the simulator)
+    both = AHOSTS + "198.18.99.99    STREAM \n198.18.99.99    DGRAM  \n198.18.99.99    RAW    \n"
+    also = pod_resolve.check_name("sim-dgx4", "198.18.66.14", run=lambda cmd, t: Ran(stdout=both), hosts_text=HOSTS)
+    assert also["got"] == ["198.18.66.14", "198.18.99.99"] and also["text"].startswith(
+        "sim-dgx4 resolves to 198.18.99.99 as well, model 198.18.66.14 (line 3 of the hosts file")
     missing = pod_resolve.check_name("sim-dgx9", "198.18.66.19", run=lambda cmd, t: Ran(rc=2))
     assert missing["text"] == "sim-dgx9 does not resolve (not found), model 198.18.66.19" and missing["got"] == []
     slow = pod_resolve.check_name("sim-dgx9", "198.18.66.19", timeout=3, run=lambda cmd, t: Ran(timed_out=True))
