@@ -38,6 +38,18 @@ options:
         C(playbooks/validate_gpu.yml) passes the same figure for the DGX model (C(gpu_dcgm_timeout) filter;
         C(-e gpu_dcgm_timeout=N) overrides it).
     type: int
+  nvbandwidth:
+    description:
+      - Also measure copy bandwidth under load with NVIDIA's C(nvbandwidth) (host to device and device to host per
+        GPU, GPU to GPU over NVLink; C(nvbandwidth -t host_to_device_memcpy_ce device_to_host_memcpy_ce
+        device_to_device_memcpy_read_ce)), parsed by module_utils/gpu/bandwidth_parse.py and judged by
+        module_utils/gpu/bandwidth_eval.py. It loads every GPU for a minute or more, so it is off unless asked for.
+    type: bool
+    default: false
+  nvbandwidth_timeout:
+    description: Seconds C(nvbandwidth) may run.
+    type: int
+    default: 900
   tool_timeout:
     description: Seconds each nvidia-smi call and the other tools may run.
     type: int
@@ -103,6 +115,9 @@ dgx_gpu:
     fabric_manager:
       description: "{required, state} of nvidia-fabricmanager (state null when not required)."
       type: dict
+    nvbandwidth:
+      description: "{result (parsed nvbandwidth output) or null, error}; only when I(nvbandwidth) is true."
+      type: dict
     errors:
       description: Every tool that failed, as {tool, error}.
       type: list
@@ -118,6 +133,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.bandwidth_parse import parse_nvbandwidth
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_plan import dcgm_timeout as planned_timeout
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import (GpuParseError, parse_nvlink_errors,
@@ -152,7 +168,28 @@ def _netdev(pdir):
     return names[0] if names else None
 
 
-def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=None, nvswitch=False):
+NVBANDWIDTH_TESTS = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_read_ce")
+
+
+def read_nvbandwidth(run, which, timeout):
+    """{result, error} of ``nvbandwidth -t <NVBANDWIDTH_TESTS>`` (text output: every version prints it; --json
+    came with v0.5). A run that fails, times out or prints what the parser refuses (a cut or garbled output) is an
+    error with the tool's or the parser's words."""
+    if which("nvbandwidth") is None:
+        return {"result": None, "error": "nvbandwidth is not installed"}
+    rc, out, err = run(["nvbandwidth", "-t"] + list(NVBANDWIDTH_TESTS), timeout)
+    if rc is None:
+        return {"result": None, "error": err}
+    if rc != 0:  # a fatal error (error_handling.h) is printed on stderr and ends the run with exit 1
+        return {"result": None, "error": "exit %s: %s" % (rc, (err or out).strip()[-500:])}
+    try:
+        return {"result": parse_nvbandwidth(out), "error": None}
+    except ValueError as exc:
+        return {"result": None, "error": str(exc)}
+
+
+def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=None, nvswitch=False,
+           nvbandwidth=False, nvbandwidth_timeout=900):
     """Everything the module returns, with ``run(cmd, timeout)`` and ``which(name)`` injected (unit-testable).
     ``dcgm_timeout`` None: sized from the level and the GPU count nvidia-smi reported (gpu/dcgm_plan.py)."""
     start = time.monotonic()
@@ -237,6 +274,10 @@ def gather(run, which, fs_root="/", dcgm_level=1, tool_timeout=60, dcgm_timeout=
         else:
             fm["state"] = "unknown (no systemctl)"
     facts["fabric_manager"] = fm
+    if nvbandwidth:
+        facts["nvbandwidth"] = read_nvbandwidth(run, which, nvbandwidth_timeout)
+        if facts["nvbandwidth"]["error"]:
+            errors.append({"tool": "nvbandwidth", "error": facts["nvbandwidth"]["error"]})
     facts["nvlink_errors"].append(tool("nvidia-smi nvlink -e", ["nvidia-smi", "nvlink", "-e"], parse_nvlink_errors))
     facts["elapsed"] = round(time.monotonic() - start, 2)
     return _jsonable(facts)
@@ -250,12 +291,14 @@ def main():
             tool_timeout=dict(type="int", default=60),
             fs_root=dict(type="path", default="/"),
             nvswitch=dict(type="bool", default=False),
+            nvbandwidth=dict(type="bool", default=False),
+            nvbandwidth_timeout=dict(type="int", default=900),
         ),
         supports_check_mode=True,
     )
     p = module.params
     facts = gather(_run, shutil.which, p["fs_root"], p["dcgm_level"], p["tool_timeout"], p["dcgm_timeout"],
-                   p["nvswitch"])
+                   p["nvswitch"], p["nvbandwidth"], p["nvbandwidth_timeout"])
     module.exit_json(changed=False, dgx_gpu=facts)
 
 

@@ -378,3 +378,37 @@ def test_the_gpu_stage_reports_the_bandwidth_checks():
     assert any(c.check == "gpu_bandwidth_h2d_peers" and c.status == "fail" and c.subject.gpu == 3 for c in results)
     plain = {k: dict(v, facts={"smi": None, "errors": []}) for k, v in nodes.items()}
     assert not [c for c in gpu_eval.evaluate({"level": 1, "nodes": plain}, {}, {}) if "bandwidth" in c.check]
+
+
+# --------------------------------------------------------------------------- the module
+
+def _module_run(out, rc=0, err=""):
+    import importlib
+    health = importlib.import_module("dgx_gpu_health")
+    calls = []
+
+    def run(cmd, timeout):
+        calls.append((cmd, timeout))
+        return rc, out, err
+    which = lambda tool: tool if tool == "nvbandwidth" else None  # noqa: E731
+    return health.read_nvbandwidth(run, which, 900), calls
+
+
+def test_the_module_runs_the_three_copy_engine_tests_and_parses_them():
+    got, calls = _module_run(fx("nvbandwidth__issue15_v0.2_rtx4090_first_tests.txt"))
+    assert calls == [(["nvbandwidth", "-t", "host_to_device_memcpy_ce", "device_to_host_memcpy_ce",
+                       "device_to_device_memcpy_read_ce"], 900)]
+    assert got["error"] is None and got["result"]["tests"][0]["name"] == "host_to_device_memcpy_ce"
+
+
+def test_the_module_reports_a_crash_or_a_cut_output_as_an_error():
+    text = fx("nvbandwidth__issue34_v0.7_a100_assert.txt")
+    head, _, tail = text.partition("ASSERT in expression")
+    got, _ = _module_run(head, rc=1, err="ASSERT in expression" + tail)
+    assert got["result"] is None and got["error"].startswith("exit 1: ASSERT in expression h_errorFlag == 0")
+    got, _ = _module_run(fx("nvbandwidth__issue42_v0.8_a100_h2d_sm.txt").split("NOTE:")[0])
+    assert got["result"] is None and "closing NOTE" in got["error"]
+    import importlib
+    health = importlib.import_module("dgx_gpu_health")
+    assert health.read_nvbandwidth(None, lambda tool: None, 900) == {"result": None,
+                                                                     "error": "nvbandwidth is not installed"}
