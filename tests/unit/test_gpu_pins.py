@@ -189,3 +189,15 @@ def test_preflight_names_a_misspelt_pin_with_its_file_and_line(tmp_path):
     assert_case_rejected(tmp_path, ("misspelt-version-pin", "dgxpod", POD, change, POD,
                                     "pod.validation.expectations.versions.fabricmanager", "unknown version pin",
                                     "did you mean 'fabric_manager'?"))
+
+
+def test_the_gpu_table_has_a_pins_column(tmp_path):
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import render_markdown
+    base = {"pod": "p", "ra_profile": "r", "simulated": True, "finished": "t", "checks": []}
+    doc = build_results(base, {}, pins(driver=">=535"), {"gpu": pod(tmp_path)})
+    md = render_markdown(doc)
+    assert "| node | model | driver | ECC | NVLink | PCIe | DCGM | other | bandwidth | pins |" in md
+    assert "| sim-dgx1 | 8 x Tesla V100-SXM2-32GB | 418.67 / CUDA 10.1 |" in md
+    row = next(line for line in md.splitlines() if line.startswith("| sim-dgx1 | 8 x"))
+    assert row.endswith("| - | fail |")  # no nvbandwidth run; the driver outside the pin

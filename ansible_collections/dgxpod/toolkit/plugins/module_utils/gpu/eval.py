@@ -21,6 +21,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.bandwidth_eval import bandwidth_checks
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.pins import check_pins
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import VERSION_KEYS
 
 SRC_SMI = "nvidia-smi documentation (nvidia-smi.txt, -q fields)"
 SRC_PAGE_RETIREMENT = ("NVIDIA 'GPU Memory Error Management' / Dynamic Page Retirement docs: a GPU with 60 or more "
@@ -385,7 +386,8 @@ def evaluate(measurements: Dict[str, Any], expectations: Dict[str, Any], context
 def _summary(doc: Dict[str, Any]) -> List[Dict[str, str]]:
     """One row per DGX: model, driver, ECC, NVLink, PCIe, DCGM (each the worst status of its checks)."""
     m = (doc.get("measurements") or {}).get("gpu") or {}
-    checks = [c for c in doc.get("checks") or [] if str(c.get("check", "")).startswith(("gpu_", "hca_"))]
+    checks = [c for c in doc.get("checks") or [] if str(c.get("check", "")).startswith(("gpu_", "hca_",
+                                                                                       "version_pin_"))]
     rows = []
     for node, entry in sorted((m.get("nodes") or {}).items()):
         smi = (entry.get("facts") or {}).get("smi") or {}
@@ -396,6 +398,9 @@ def _summary(doc: Dict[str, Any]) -> List[Dict[str, str]]:
         for col, keys in (("ECC", ("gpu_ecc", "gpu_memory_retirement")),
                           ("NVLink", ("gpu_nvlink", "gpu_nvlink_errors")),
                           ("PCIe", ("gpu_pcie_link", "hca_pcie_link")), ("DCGM", ("gpu_dcgm_diag",)),
+                          ("bandwidth", tuple("gpu_bandwidth_%s%s" % (d, p) for d in ("h2d", "d2h", "d2d")
+                                              for p in ("", "_peers")) + ("gpu_bandwidth",)),
+                          ("pins", tuple("version_pin_%s" % k for k in VERSION_KEYS)),
                           ("other", ("gpu_count", "gpu_model", "gpu_persistence_mode", "gpu_throttle",
                                      "gpu_temperature", "gpu_peermem", "gpu_fabric_manager", "gpu_node",
                                      "gpu_inventory"))):
@@ -405,7 +410,7 @@ def _summary(doc: Dict[str, Any]) -> List[Dict[str, str]]:
     return rows
 
 
-_COLS = ("node", "model", "driver", "ECC", "NVLink", "PCIe", "DCGM", "other")
+_COLS = ("node", "model", "driver", "ECC", "NVLink", "PCIe", "DCGM", "other", "bandwidth", "pins")
 
 
 def markdown(doc: Dict[str, Any]) -> List[str]:
