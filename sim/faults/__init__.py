@@ -126,9 +126,9 @@ def _catalogue() -> Tuple[Fault, ...]:
               "1500 (fabric 9000): full-size frames dropped, small ones pass", ("network", "storage"),
               ("network", "nfs_mounts"), ("full-MTU",), _mtu("40gige-1", 1500), _mtu("40gige-1"),
               where=lambda pod, node: (node,)),
-        Fault("slow_node", "performance", "sim-dgx2", "the DGX's MPI container capped to 0.3 CPU: slow in every "
+        Fault("slow_node", "performance", "sim-dgx2", "the DGX's MPI container capped to 0.05 CPU: slow in every "
               "NCCL run, its run alone included", ("nccl",), ("nccl_relative", "nccl_busbw"), ("node itself",),
-              lambda ctx, node, rec: ctx.run(podsim("cpu", node, "--limit", "0.3")),
+              lambda ctx, node, rec: ctx.run(podsim("cpu", node, "--limit", "0.05")),
               lambda ctx, node, rec: ctx.run(podsim("cpu", node, "--clear"))),
         Fault("nic_mtu_jobs", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 under the NCCL and training "
               "jobs too: they do not start, and the one finding explains them", ("network", "nccl", "training"),
