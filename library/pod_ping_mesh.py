@@ -63,7 +63,8 @@ unanswered:
     - The targets of I(failures) as data, in the same order - the target's own keys (C(nic), C(peer), C(address),
       C(mtu), and C(peer_nic), C(fabric) when the target has them), C(ok) false, C(small_ok) (whether a small
       ping to the same address answered; when it did, full-MTU frames fail on that path while small ones pass),
-      C(detail) (ping's last line) and C(text) (the line of I(failures)). The network stage's evaluator reads these (module_utils/network/eval.py).
+      C(detail) (ping's last line) and C(text) (the line of I(failures)). The network stage's evaluator reads
+      these (module_utils/network/eval.py).
   returned: always
   type: list
   elements: dict

@@ -27,7 +27,8 @@ from typing import Dict, List, Optional, Tuple
 
 from .base import MPI_CONTAINER, PFC_PRIORITY, PODSIM, Ctx, Fault, in_node, podsim, wrong_address
 from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fstab_inject, _ganesha_restart,
-                         _ganesha_stop, _gpu, _hosts_inject, _hosts_stale_inject, _link, _mtu, _nccl_env_inject, _neighbour_port,
+                         _ganesha_stop, _gpu, _hosts_inject, _hosts_stale_inject, _link, _mtu, _nccl_env_inject,
+                         _neighbour_port,
                          _on_switch, _qos_clear, _qos_inject, _signal_daemon, _sshd_freeze, _switch_cli,
                          _switch_fault, _switch_restore, _umount, cabled_port, fstab_with_changed_option,
                          hosts_with_changed_entry)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (FILE_STATE, JOB_PERF, JOB_STATE, NODE_STATE,
-    POD_STATE, PORT_STATE, REACH, CheckResult, Problem, Subject)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (FILE_STATE, JOB_PERF, JOB_STATE,
+    NODE_STATE, POD_STATE, PORT_STATE, REACH, CheckResult, Problem, Subject)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import (build_findings, finding_line,
     with_findings)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import pod_index
