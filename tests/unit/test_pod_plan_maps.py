@@ -185,13 +185,18 @@ def test_the_whole_pod_maps_are_kept_on_localhost_not_on_every_dgx():
 
     for path, name, fact in (("dgx_network/tasks/main.yml", "The pod's names for /etc/hosts",
                               "dgx_network_ping_targets"),
-                             ("dgx_network/tasks/check.yml", "The ping targets of the play's DGX",
+                             ("dgx_network/tasks/check.yml", "The ping targets and the pod's names",
                               "dgx_network_ping_targets"),
+                             ("dgx_network/tasks/check.yml", "The ping targets and the pod's names",
+                              "dgx_network_hosts_entries"),
+                             ("dgx_network/tasks/main.yml", "The pod's names for /etc/hosts",
+                              "dgx_network_hosts_entries"),
                              ("nfs_client/tasks/plan.yml", "Derive the NFS mount plans", "nfs_client_plans")):
         t = task(path, name)
         assert fact in t["ansible.builtin.set_fact"], path
         assert (t.get("run_once"), t.get("delegate_to"), t.get("delegate_facts")) == (True, "localhost", True), path
     for path, name, key in (("dgx_network/tasks/verify.yml", "Verify - full-MTU pings", "pod_ping_mesh"),
+                            ("dgx_network/tasks/verify.yml", "Verify - every pod name resolves", "pod_resolve"),
                             ("nfs_client/tasks/plan.yml", "Derive this host's NFS mount plan",
                              "ansible.builtin.set_fact")):
         text = str(task(path, name)[key])
