@@ -262,6 +262,10 @@ def test_dcgm_absent_is_skipped_and_a_dcgm_crash_is_an_error(tmp_path):
     m["nodes"]["sim-dgx1"]["facts"]["dcgm"] = {"present": True, "level": 1, "result": None, "error": "timed out"}
     err = [c for c in run_eval(m) if c["check"] == "gpu_dcgm_diag" and c["host"] == "sim-dgx1"][0]
     assert err["status"] == "error" and "timed out" in err["reason"]
+    # level 0 (-e gpu_dcgm_level=0): not run, said so - not "dcgmi is not installed"
+    m["nodes"]["sim-dgx1"]["facts"]["dcgm"] = {"present": False, "level": 0, "result": None, "error": None}
+    off = [c for c in run_eval(m) if c["check"] == "gpu_dcgm_diag" and c["host"] == "sim-dgx1"][0]
+    assert off["status"] == "skipped" and "level 0" in off["reason"] and "not installed" not in off["reason"]
 
 
 def test_nvswitch_models_need_the_fabric_manager(tmp_path):

@@ -275,7 +275,11 @@ def _node_checks(node: str, entry: Dict[str, Any], peers_bus_ids: List[str]) -> 
                                **_on(node)))
     # DCGM
     dcgm = facts.get("dcgm") or {}
-    if not dcgm.get("present"):
+    if dcgm.get("level") == 0:
+        out.append(CheckResult("gpu_dcgm_diag", node, "skipped", source=SRC_DCGM,
+                               reason="%s: DCGM diagnostics not run (level 0: -e gpu_dcgm_level=0 or the run "
+                                      "profile)" % node, **_on(node)))
+    elif not dcgm.get("present"):
         out.append(CheckResult("gpu_dcgm_diag", node, "skipped", source=SRC_DCGM,
                                reason="%s: dcgmi is not installed" % node, **_on(node)))
     elif dcgm.get("result") is None:
