@@ -9,6 +9,7 @@
     podsim cpu NODE (--limit CPUS | --clear)                      a slow DGX: cap its MPI container's CPU
     podsim switch SWITCH [--show] [--fault K=V]... [--clear-faults] [--cli LINE]...
                                                                  a fake switch: config, faults, CLI lines
+    podsim node NODE [--fault K=V]... [--clear]                  a DGX's node health faults (kernel log, BMC, ...)
     podsim fault list | inject NAME [NODE] | clear NAME [NODE] | clear all
                                                                  the fault drill's catalogue (sim/faults/)
     podsim inventory [--nodes N] [--storage M] [--engine E] [--scheduler S]
@@ -27,13 +28,15 @@ import argparse
 
 import podmodel as pm
 import podsim_gpu
+import podsim_node
 
 from .common import die
 from .down import cmd_down
 from .slurm import SCHEDULERS
 from .switches import SWITCH_FAULTS
 from .up import cmd_up
-from .verbs import cmd_cpu, cmd_exec, cmd_fault, cmd_gpu, cmd_inventory, cmd_shape, cmd_status, cmd_switch
+from .verbs import (cmd_cpu, cmd_exec, cmd_fault, cmd_gpu, cmd_inventory, cmd_node, cmd_shape, cmd_status,
+                    cmd_switch)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="set a fault (kept until --clear): %s" % ", ".join(podsim_gpu.FAULT_KEYS))
     p.add_argument("--clear", action="store_true", help="clear every GPU fault (before any --fault)")
     p.set_defaults(func=cmd_gpu)
+    p = sub.add_parser("node", help="a simulated DGX's node health (kernel log, BMC, memory, NVMe, nvbandwidth): "
+                                    "inject or clear faults, print the faults set")
+    p.add_argument("node")
+    p.add_argument("--fault", action="append", metavar="KEY=VALUE",
+                   help="set a fault (kept until --clear): %s" % ", ".join(podsim_node.FAULT_KEYS))
+    p.add_argument("--clear", action="store_true", help="clear every node fault (before any --fault)")
+    p.set_defaults(func=cmd_node)
     p = sub.add_parser("fault", help="the fault drill's catalogue: list, inject or clear a fault (sim/faults/)")
     p.add_argument("action", choices=("list", "inject", "clear"))
     p.add_argument("name", nargs="?", help="a fault from `fault list` (clear: or all)")

@@ -12,6 +12,7 @@ import sys
 import podmodel as pm
 import podsim_gpu
 import podsim_hw
+import podsim_node
 
 from .common import REPO, SIM_DIR, Paths, run, write_file
 from .containers import container_confs
@@ -119,6 +120,8 @@ def prepare_node_dir(paths: Paths, node: pm.Node, pubkey: str) -> None:
                                    {n.name: [n.address] for n in node.nics if n.address})
         # stand-in /proc/modules and HCA PCIe links for the GPU health module (sim/standins/podsim_gpu.py)
         podsim_gpu.write_node_files(os.path.join(etc, "podsim", "sysfs"), hw_state)
+        # stand-in proc/meminfo, proc/swaps, proc/stat for the node health module (sim/standins/podsim_node.py)
+        podsim_node.write_node_files(os.path.join(etc, "podsim", "sysfs"), hw_state)
         graphroot = os.path.join(nd, "containers")
         os.makedirs(graphroot, mode=0o700, exist_ok=True)
         for fname, text in container_confs(graphroot).items():

@@ -1,4 +1,4 @@
-"""The verbs other than up and down: status, exec, shape, switch, gpu, fault, inventory."""
+"""The verbs other than up and down: status, exec, shape, switch, gpu, node, fault, inventory."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 
 import podmodel as pm
 import podsim_gpu
+import podsim_node
 
 from .common import Paths, die, ip_json, log, require_root, state_dir, write_file
 from .cpulimit import apply_cpu_limit
@@ -204,6 +205,34 @@ def cmd_gpu(args) -> int:
         write_file(path, json.dumps(state, indent=1, sort_keys=True) + "\n")
         podsim_gpu.write_node_files(os.path.join(os.path.dirname(path), "sysfs"), state)
     print(json.dumps(state.get("gpu_faults") or {}, sort_keys=True))
+    return 0
+
+
+def cmd_node(args) -> int:
+    """Inject or clear node health faults in a simulated DGX (kernel log, BMC, memory, NVMe, nvbandwidth; the
+    stand-ins read them at every call; see sim/standins/podsim_node.py for the keys). The time of each inject is
+    kept (``node_faults_at``): it dates the fault's kernel messages and SEL entries, so they fall in the window."""
+    import time
+    path = os.path.join(Paths(state_dir()).node(args.node), "etc.upper", "podsim", "hardware.json")
+    if not os.path.exists(path):
+        die("no simulated DGX %s (its state %s is missing; `sim/podsim up` first)" % (args.node, path))
+    try:
+        faults = podsim_node.parse_faults(args.fault or [])
+    except ValueError as e:
+        die(str(e), 2)
+    with open(path) as f:
+        state = json.load(f)
+    if args.clear or faults:
+        old = {} if args.clear else dict(state.get("node_faults") or {})
+        at = {} if args.clear else dict(state.get("node_faults_at") or {})
+        for key, value in faults.items():
+            if old.get(key) != value or key not in at:
+                at[key] = time.time()
+        old.update(faults)
+        state["node_faults"], state["node_faults_at"] = old, {k: v for k, v in at.items() if k in old}
+        write_file(path, json.dumps(state, indent=1, sort_keys=True) + "\n")
+        podsim_node.write_node_files(os.path.join(os.path.dirname(path), "sysfs"), state)
+    print(json.dumps(state.get("node_faults") or {}, sort_keys=True))
     return 0
 
 

@@ -32,6 +32,8 @@ def test_an_evaluator_that_raises_is_an_error_about_the_pod():
 
 @pytest.mark.parametrize("name, recorded", [
     ("gpu", {"level": 1, "nodes": {"sim-dgx1": {"status": "error", "dgx_model": "dgx1", "reason": "unreachable: x"}}}),
+    ("node", {"window_hours": 24, "nodes": {"sim-dgx1": None, "sim-dgx2": {"dgx_node": None, "error": "boom",
+                                                                           "unreachable": False}}}),
     ("drift", {"nodes": {"sim-dgx1": {"status": "error", "reason": "pod_drift failed: boom"}}}),
     ("switches", {"expected": ["sim-sw1"], "switches": []}),
     ("nccl", {"topology": {}, "single": [{"nodes": ["sim-dgx1"], "ok": False, "error": "hung"}]}),

@@ -260,10 +260,12 @@ def host_nvme(node: str, entry: Dict[str, Any], model: DgxModel) -> CheckResult:
     allowed = model.nvme_drives or (0,)
     problems: List[Problem] = []
     if len(drives) not in allowed:
-        problems.append(_problem(node, "%s has %d NVMe drive(s), the %s has %s (OS %s + data %s): a drive is missing "
-                                 "or dead - check the BMC and reseat or replace it" % (
-                                     node, len(drives), model.title, " or ".join(map(str, allowed)),
-                                     model.nvme_os_drives or 0, "/".join(map(str, model.nvme_data_drives)) or 0)))
+        more = len(drives) > max(allowed)
+        problems.append(_problem(node, "%s has %d NVMe drive(s), the %s has %s (OS %s + data %s): %s" % (
+            node, len(drives), model.title, " or ".join(map(str, allowed)), model.nvme_os_drives or 0,
+            "/".join(map(str, model.nvme_data_drives)) or 0,
+            "a drive the model does not have - check what was added (dgx_model right?)" if more else
+            "a drive is missing or dead - check the BMC and reseat or replace it")))
     smart = (entry.get("readings") or {}).get("smartctl")
     unread = [d.get("controller") or d["device"] for d in drives
               if smart is None or (d.get("controller") or d["device"]) not in smart]

@@ -15,6 +15,8 @@ expectation for one pod"):
   than the profile's is not converted); no negative threshold, no figure 100 times off the profile's;
 - ``expectations.versions`` pins versions (:data:`VERSION_KEYS`: driver, CUDA, VBIOS, OFED, HCA firmware, NCCL,
   fabric manager, kernel, BIOS; :func:`check_version_pins`), whether or not the RA profile pins any;
+- ``expectations.node`` holds the node stage's thresholds (:data:`NODE_KEYS`, :func:`check_node_expectations`),
+  whether or not the RA profile sets any (their defaults are the toolkit's, module_utils/node/);
 - ``workload`` is a workload class the profile sizes; ``dataset_tb`` a positive number; ``caches_tb`` a mapping of
   cache name to TB.
 
@@ -22,14 +24,15 @@ Pure: takes the pod and the profiles' ``profile`` mappings, returns ``Finding`` 
 (preflight's sources name the file and line)."""
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import load_profile
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding, suggest
 
-__all__ = ["check_pod_validation", "check_validation", "check_version_pins", "VALIDATION_KEYS", "VERSION_KEYS",
-           "VERSIONS"]
+__all__ = ["check_node_expectations", "check_pod_validation", "check_validation", "check_version_pins", "NODE",
+           "NODE_KEYS", "VALIDATION_KEYS", "VERSION_KEYS", "VERSIONS"]
 
 # The keys of pod.validation and what each is (docs/validation.md).
 VALIDATION_KEYS = {
@@ -55,6 +58,23 @@ VERSION_KEYS = {
     "fabric_manager": "nvidia-fabricmanager (NVSwitch systems)",
     "kernel": "the Linux kernel (uname -r)",
     "bios": "the system BIOS",
+}
+
+# ``expectations.node``: the node stage's thresholds (module_utils/node/kernel_eval.py THRESHOLDS and
+# inventory_eval.py; docs/validation.md "Node health"). The toolkit has a default for each, so no RA profile needs
+# to list them: key -> (kind, what it is). Kinds: count (a whole number, 0 allowed), hours (a number above 0),
+# percent (0-100), gib (a number above 0), path (an absolute path), time (an ISO date-time of the BMC's clock).
+NODE = "node"
+NODE_KEYS = {
+    "kernel_aer_corrected_max": ("count", "corrected PCIe AER errors a device may log in the window (default 100)"),
+    "kernel_link_flaps_max": ("count", "link flaps an HCA port may have in the window (default 0)"),
+    "kernel_window_hours": ("hours", "the kernel-log window in hours (default 24)"),
+    "root_min_free_pct": ("percent", "free space on / in percent (default 10)"),
+    "raid_min_free_pct": ("percent", "free space on the data RAID in percent (default 10)"),
+    "raid_mount": ("path", "where the data RAID is mounted (default /raid)"),
+    "swap_max_gb": ("gib", "the most swap a DGX may have, GiB (default: reported only)"),
+    "memory_gb": ("gib", "the installed memory, GiB (default: the catalogue configuration nearest MemTotal)"),
+    "sel_since": ("time", "BMC SEL entries dated before this ISO date-time are not judged (default: all)"),
 }
 
 
@@ -145,7 +165,7 @@ def _and(words: List[str]) -> str:
 
 def _misplaced(key: str, known: Dict[str, Dict[str, List[Any]]], host: Optional[str]) -> Finding:
     path = "pod.validation.%s" % key
-    if key in known or key == VERSIONS:
+    if key in known or key in (VERSIONS, NODE):
         return Finding(host, "pod", path, "'%s' is an expectation category: pod.validation reads it only under "
                        "expectations, so it changes nothing here" % key,
                        "move it under pod.validation.expectations (pod.validation.expectations.%s)" % key)
@@ -177,11 +197,14 @@ def _check_expectations(exp: Any, known: Dict[str, Dict[str, List[Any]]], profil
         if cat == VERSIONS:  # the version pins: a layout of their own, whether or not a profile pins any
             out.extend(check_version_pins(keys, cpath, host))
             continue
+        if cat == NODE:  # the node stage's thresholds: the toolkit's defaults, whether or not a profile sets any
+            out.extend(check_node_expectations(keys, cpath, host))
+            continue
         if cat not in known:
             where = sorted(c for c, ks in known.items() if cat in ks)
-            close = suggest(cat, set(known) | {VERSIONS})
+            close = suggest(cat, set(known) | {VERSIONS, NODE})
             out.append(Finding(host, "pod", cpath, "unknown expectation category '%s': the RA profiles have %s, "
-                               "nothing reads it" % (cat, ", ".join(sorted(set(known) | {VERSIONS}))),
+                               "nothing reads it" % (cat, ", ".join(sorted(set(known) | {VERSIONS, NODE}))),
                                ("'%s' is a key of %s: write it as %s.%s.%s" % (cat, where[0], base, where[0], cat))
                                if where else ("did you mean '%s'?" % close) if close else
                                "use one of the categories listed"))
@@ -439,3 +462,77 @@ def _check_pin(pin: Any, path: str, host: Optional[str], out: List[Finding]) -> 
         elif p.strip().startswith((">", "<", "=", "~", "^", "!")) and not p.strip().startswith(">="):
             out.append(Finding(host, "pod", path, "%r: a pin is an exact version, a prefix or a minimum (>=)" % p,
                                "write \">=<version>\" for a minimum, or the exact version"))
+
+
+def check_node_expectations(items: Any, path: str = "pod.validation.expectations.node",
+                            host: Optional[str] = None) -> List[Finding]:
+    """Findings on ``expectations.node`` (:data:`NODE_KEYS`): a misspelt key is named with the key it most likely
+    means (nothing would read it: the toolkit's default would stay); each value, bare or ``{value: ..., source:
+    ...}``, has its key's kind - a whole number for counts, a number above 0 for hours and GiB, 0-100 for a
+    percentage (a fraction such as 0.1 is named), an absolute path, an ISO date-time."""
+    out: List[Finding] = []
+    if not isinstance(items, Mapping):
+        out.append(Finding(host, "pod", path, "%s is not a mapping of node thresholds" % _describe(items),
+                           "write node: {<key>: <value>} (%s)" % ", ".join(NODE_KEYS)))
+        return out
+    for key, item in items.items():
+        kpath = "%s.%s" % (path, key)
+        if str(key) not in NODE_KEYS:
+            close = suggest(key, NODE_KEYS)
+            out.append(Finding(host, "pod", kpath, "unknown node expectation '%s': nothing reads it, the toolkit's "
+                               "default stays (the node stage reads %s)" % (key, ", ".join(NODE_KEYS)),
+                               ("did you mean '%s'?" % close) if close else "use one of %s" % ", ".join(NODE_KEYS)))
+            continue
+        value = item
+        if isinstance(item, Mapping):
+            for k in item:
+                if str(k) not in ("value", "source", "unit"):
+                    close = suggest(k, ("value", "source", "unit"))
+                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of an expectation override "
+                                       "(it has value, source)", ("did you mean '%s'?" % close) if close else
+                                       "remove it"))
+            if "value" not in item:
+                out.append(Finding(host, "pod", kpath, "the override has no value: the toolkit's default stays",
+                                   "write %s: {value: <value>, source: <why>} or the bare value" % key))
+                continue
+            value, kpath = item["value"], kpath + ".value"
+        _check_node_value(str(key), value, kpath, host, out)
+    return out
+
+
+def _check_node_value(key: str, value: Any, path: str, host: Optional[str], out: List[Finding]) -> None:
+    kind, what = NODE_KEYS[key]
+    if kind == "path":
+        if not isinstance(value, str) or not value.startswith("/"):
+            out.append(Finding(host, "pod", path, "%s is not an absolute path (%s)" % (_describe(value), what),
+                               "write the mount point, e.g. /raid"))
+        return
+    if kind == "time":
+        if hasattr(value, "isoformat"):  # YAML read an unquoted date-time as one; the SEL's stamps are text
+            out.append(Finding(host, "pod", path, "%s is a YAML date, not text: it would not compare with the SEL's "
+                               "time stamps" % _describe(value), "quote it: \"%s\"" % value.isoformat()))
+            return
+        text = value
+        if not isinstance(text, str) or not re.match(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?$", text):
+            out.append(Finding(host, "pod", path, "%s is not a date-time (%s)" % (_describe(value), what),
+                               "write an ISO date-time in quotes, e.g. \"2026-11-01T00:00:00\""))
+        return
+    if not _number(value):
+        out.append(Finding(host, "pod", path, "%s is not a number; %s is %s" % (_describe(value), key, what),
+                           "write a number without quotes or units"))
+        return
+    if kind == "count":
+        if not isinstance(value, int) or value < 0:
+            out.append(Finding(host, "pod", path, "%s is not a whole number of 0 or more: %s counts" % (
+                _fmt(value), key), "write a whole number, e.g. %s" % (100 if "aer" in key else 0)))
+    elif kind == "percent":
+        if value < 0 or value > 100:
+            out.append(Finding(host, "pod", path, "%s is outside 0..100: %s is a percentage" % (_fmt(value), key),
+                               "write a percentage, e.g. 10"))
+        elif 0 < value < 1:
+            out.append(Finding(host, "pod", path, "%s looks like a fraction: %s is a percentage, so %s%% free is "
+                               "asked" % (_fmt(value), key, _fmt(value)),
+                               "write %s (%s as a percentage)" % (_fmt(value * 100), _fmt(value))))
+    elif value <= 0:
+        out.append(Finding(host, "pod", path, "%s is not above 0 (%s)" % (_fmt(value), what),
+                           "write a number above 0"))

@@ -26,6 +26,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import eval a
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu import eval as gpu_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import eval as nccl_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import eval as network_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.node import eval as node_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf import iperf_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import eval as slurm_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage import fio_eval, fio_report, nfs_eval
@@ -62,6 +63,7 @@ def registry() -> List[Stage]:
         Stage("iperf", ("network", "iperf"), "iperf3", iperf_eval.evaluate, None, iperf_eval.html),
         Stage("fio", ("storage", "fio"), "fio", fio_eval.evaluate, fio_report.markdown, fio_report.html),
         Stage("gpu", "gpu", "GPU and node health", gpu_eval.evaluate, gpu_eval.markdown, gpu_eval.html),
+        Stage("node", "node", "node health", node_eval.evaluate, node_eval.markdown, node_eval.html),
         Stage("drift", "drift", "drift", drift_eval.evaluate, drift_eval.markdown, drift_eval.html),
         Stage("switches", "switches", "switch", switch_eval.evaluate, switch_eval.markdown, switch_eval.html_section),
         Stage("nccl", "nccl", "NCCL", nccl_eval.evaluate, nccl_eval.markdown, nccl_eval.html),
