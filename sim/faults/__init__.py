@@ -7,11 +7,11 @@ validate.yml tags that should catch it and what the report's top finding must sa
     sim/podsim fault clear all               clear every fault injected and not yet cleared
 
 Every fault reuses a mechanism the simulator already has: a command inside a node (``podsim exec``: ip,
-mlnx_qos, umount, podman, the node's files), ``podsim shape`` (tc), ``podsim gpu`` (the GPU stand-ins'
-faults), the fake switches' CLI (``podsim switch --cli``) and fault keys, and the recorded daemons' pids
-(ganesha, sshd) in the simulator's state. What a clear needs to put back (a file's text, a switch's running
-config, the QoS settings, the signalled pids) is recorded at inject time in ``<state dir>/faults.json``, so
-a clear is exact and a second inject does not overwrite the healthy snapshot.
+mlnx_qos, umount, podman, the node's files), ``podsim shape`` (tc), ``podsim gpu`` and ``podsim node`` (the GPU
+and node health stand-ins' faults), the fake switches' CLI (``podsim switch --cli``) and fault keys, and the
+recorded daemons' pids (ganesha, sshd) in the simulator's state. What a clear needs to put back (a file's text, a
+switch's running config, the QoS settings, the signalled pids) is recorded at inject time in ``<state
+dir>/faults.json``, so a clear is exact and a second inject does not overwrite the healthy snapshot.
 
 Commands go through a :class:`Ctx` so the unit tests (tests/unit/test_sim_faults.py) check what each fault
 would run against a fake one, without a pod.
@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Tuple
 from .base import MPI_CONTAINER, PFC_PRIORITY, PODSIM, Ctx, Fault, in_node, podsim, wrong_address
 from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fstab_inject, _ganesha_restart,
                          _ganesha_stop, _gpu, _hosts_inject, _hosts_stale_inject, _link, _mtu, _nccl_env_inject,
-                         _neighbour_port,
+                         _neighbour_port, _node,
                          _on_switch, _qos_clear, _qos_inject, _signal_daemon, _sshd_freeze, _switch_cli,
                          _switch_fault, _switch_restore, _umount, cabled_port, fstab_with_changed_option,
                          hosts_with_changed_entry)
@@ -41,7 +41,7 @@ __all__ = ["BY_NAME", "CATALOGUE", "LAYERS", "PFC_PRIORITY", "PODSIM", "Ctx", "F
 
 # the layers issue 17 asks the drill to cover
 LAYERS = ("host-network", "roce-qos", "storage-client", "storage-server", "switch", "container", "gpu",
-          "performance", "deploy-files", "reachability")
+          "performance", "deploy-files", "reachability", "node")
 
 
 # --------------------------------------------------------------------------- the catalogue
@@ -56,6 +56,10 @@ def _catalogue() -> Tuple[Fault, ...]:
     gpu_ecc = _gpu("ecc", "2")
     gpu_nvlink = _gpu("nvlink_down", "3:4")
     gpu_driver = _gpu("driver", "418.87.01")
+    # node health (issue 39 item 7): the stand-ins' kernel log, BMC, memory and NVMe (sim/standins/podsim_node.py)
+    xid79, xid48 = _node("xid79", "3"), _node("xid48", "2")
+    aer, flap = _node("aer_hca", "mlx5_1"), _node("link_flap", "mlx5_2")
+    dimm, nvme, psu = _node("dimm_missing", "1"), _node("nvme_critical", "1"), _node("psu_failed", "2")
     return (
         Fault("nic_mtu", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 (model 9000)",
               ("network",), ("network",), ("mtu",), _mtu("enp132s0", 1500), _mtu("enp132s0")),
@@ -139,6 +143,21 @@ def _catalogue() -> Tuple[Fault, ...]:
               ("nfs_mounts",), ("answer", "frozen", "timed out", "timeout", "not responding"),
               _signal_daemon("ganesha", "STOP"), _continue_daemon("ganesha"), where=lambda pod, node: (node,),
               single=True),
+        Fault("node_xid79", "node", "sim-dgx1", "GPU 3 logged Xid 79 (fell off the bus) and came back (kernel log "
+              "stand-in)", ("node",), ("kernel_xid",), ("xid 79", "fallen off the bus"), xid79[0], xid79[1]),
+        Fault("node_xid48", "node", "sim-dgx2", "GPU 2 logged Xid 48, a double-bit ECC error (kernel log stand-in)",
+              ("node",), ("kernel_xid",), ("xid 48", "double bit"), xid48[0], xid48[1]),
+        Fault("node_aer_hca", "node", "sim-dgx3", "an uncorrected PCIe AER error on HCA mlx5_1 (enp12s0; kernel log "
+              "stand-in)", ("node",), ("kernel_aer",), ("aer",), aer[0], aer[1]),
+        Fault("node_link_flap", "node", "sim-dgx4", "HCA mlx5_2's link (enp132s0) went down and came back up "
+              "(kernel log stand-in)", ("node",), ("kernel_link_flap",), ("went down",), flap[0], flap[1]),
+        Fault("node_dimm_missing", "node", "sim-dgx2", "a 32 GB DIMM missing: MemTotal and NUMA node 1 32 GiB short "
+              "(meminfo and numactl stand-ins)", ("node",), ("host_memory",), ("dimm",), dimm[0], dimm[1]),
+        Fault("node_nvme_critical", "node", "sim-dgx3", "an NVMe drive with a SMART critical warning (nvme and "
+              "smartctl stand-ins; a DGX-1 has none, so its count fails too)", ("node",), ("host_nvme",),
+              ("critical warning",), nvme[0], nvme[1]),
+        Fault("node_psu_failed", "node", "sim-dgx1", "power supply PSU2 failed (ipmitool stand-in: SDR state and SEL "
+              "entries)", ("node",), ("bmc_sensors", "bmc_sel"), ("psu2", "power supply"), psu[0], psu[1]),
     )
 
 

@@ -212,6 +212,21 @@ def _gpu(key: str, value: str):
     return inject, clear
 
 
+# --------------------------------------------------------------------------- node health (the stand-ins' faults)
+
+def _node(key: str, value: str):
+    """A node health fault of the stand-ins (``podsim node``: the kernel log, the BMC, memory, NVMe). The clear
+    sets again the node's other node faults as they are now, without this one."""
+    def inject(ctx, node, rec):
+        ctx.run(podsim("node", node, "--fault", "%s=%s" % (key, value)))
+
+    def clear(ctx, node, rec):
+        current = json.loads(ctx.run(podsim("node", node)) or "{}")
+        current.pop(key, None)
+        ctx.run(podsim("node", node, "--clear", *_gpu_args(current)))
+    return inject, clear
+
+
 # --------------------------------------------------------------------------- files the deploy writes
 
 def _file_keep(ctx, node: str, path: str, rec: dict) -> None:

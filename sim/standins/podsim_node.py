@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 STANDIN_NOTE = "podsim stand-in (simulated hardware, not the real tool)"
 FAULT_KEYS = ("xid79", "xid48", "aer_hca", "link_flap", "dimm_missing", "nvme_critical", "psu_failed", "h2d_half")
@@ -108,7 +108,7 @@ def kernel_messages(state: dict, boot: float, now: float) -> list[tuple[float, s
     # nv.c: "NVRM: loading %s" with the driver's id string (418.67's, as its module prints it)
     msgs.append((boot + 9.1, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  %s  Sat Apr  6 03:07:24 CDT 2019"
                  % state.get("driver_version", "418.67")))
-    for k, (dev, h) in enumerate(sorted(state["hcas"].items())):
+    for k, (_dev, h) in enumerate(sorted(state["hcas"].items())):
         # mlx5e_update_carrier -> netdev_info: "<drv> <bdf> <netdev>: Link up" (fixture cubecos_733)
         msgs.append((boot + 14.0 + k * 0.2, "mlx5_core %s %s: Link up" % (h["pci"], h["netdev"])))
     f = _faults(state)
@@ -145,7 +145,7 @@ def kernel_messages(state: dict, boot: float, now: float) -> list[tuple[float, s
 
 
 def _utc(t: float) -> datetime:
-    return datetime.fromtimestamp(t, timezone.utc)
+    return datetime.fromtimestamp(t, UTC)
 
 
 def render_journal(state: dict, boot: float, now: float, since: float | None = None) -> str:

@@ -127,7 +127,8 @@ def test_the_playbook_runs_the_module_on_every_dgx_and_records_pod_stages_node()
     read = plays[1]["tasks"][0]
     assert read["dgx_node_health"]["fs_root"].startswith("{{ dgx_network_sysfs_root") and read["ignore_errors"]
     rec = plays[2]["tasks"][0]
-    assert rec["ansible.builtin.import_tasks"] == "tasks/record_stage.yml" and rec["vars"]["record_stage_name"] == "node"
+    assert rec["ansible.builtin.import_tasks"] == "tasks/record_stage.yml"
+    assert rec["vars"]["record_stage_name"] == "node"
     with open(os.path.join(ROOT, "validate.yml")) as fh:
         imports = yaml.safe_load(fh)
     names = [i.get("ansible.builtin.import_playbook") for i in imports]

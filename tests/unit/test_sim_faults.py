@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 import faults as fl  # noqa: E402
 import podmodel as pm  # noqa: E402
 import podsim_hw as hw  # noqa: E402
+import podsim_node as node_standins  # noqa: E402
 
 from sim.fakeswitch.cli import new_state  # noqa: E402
 from sim.fakeswitch.server import write_state  # noqa: E402
@@ -25,6 +26,7 @@ from sim.fakeswitch.server import write_state  # noqa: E402
 PODSIM = fl.PODSIM
 ISSUE_LAYERS = {"host-network", "roce-qos", "storage-client", "storage-server", "switch", "container", "gpu",
                 "performance", "deploy-files", "reachability"}
+ISSUE_LAYERS |= {"node"}  # issue 39 item 7: the node health stand-ins' faults
 
 
 def qos_healthy(ofed=None, nic="enp139s0"):
@@ -413,3 +415,36 @@ def test_clear_all_clears_newest_first_and_forgets_them(tmp_path):
         [PODSIM, "exec", "sim-dgx4", "--", "mlnx_qos", "-i", "enp139s0", "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
         [PODSIM, "exec", "sim-dgx2", "--", "ip", "link", "set", "dev", "enp12s0", "up"]]
     assert ctx.records() == {} and fl.clear_all(ctx) == []
+
+
+# --------------------------------------------------------------------------- node health (issue 39 item 7)
+
+NODE_FAULTS = {"node_xid79": ("xid79=3", "kernel_xid"), "node_xid48": ("xid48=2", "kernel_xid"),
+               "node_aer_hca": ("aer_hca=mlx5_1", "kernel_aer"),
+               "node_link_flap": ("link_flap=mlx5_2", "kernel_link_flap"),
+               "node_dimm_missing": ("dimm_missing=1", "host_memory"),
+               "node_nvme_critical": ("nvme_critical=1", "host_nvme"),
+               "node_psu_failed": ("psu_failed=2", "bmc_sensors")}
+
+
+@pytest.mark.parametrize("name", sorted(NODE_FAULTS))
+def test_the_node_faults_of_issue_39_are_catalogued_on_the_node_stage(tmp_path, name):
+    setting, check = NODE_FAULTS[name]
+    f = fl.BY_NAME[name]
+    assert (f.layer, f.tags) == ("node", ("node",)) and check in f.checks, f
+    assert setting.split("=")[0] in node_standins.FAULT_KEYS
+    ctx = FakeCtx(tmp_path)
+    fl.inject(ctx, name)
+    assert argvs(ctx) == [[PODSIM, "node", f.node, "--fault", setting]]
+
+
+def test_node_faults_use_the_node_verb_and_clear_only_their_own(tmp_path):
+    current = {"psu_failed": 2, "xid79": 3, "aer_hca": "mlx5_1", "dimm_missing": True}
+    ctx = FakeCtx(tmp_path, lambda argv: json.dumps(current) if argv == [PODSIM, "node", "sim-dgx1"] else "")
+    fl.inject(ctx, "node_psu_failed")
+    fl.clear(ctx, "node_psu_failed")
+    assert argvs(ctx) == [
+        [PODSIM, "node", "sim-dgx1", "--fault", "psu_failed=2"],
+        [PODSIM, "node", "sim-dgx1"],
+        [PODSIM, "node", "sim-dgx1", "--clear", "--fault", "aer_hca=mlx5_1", "--fault", "dimm_missing=1",
+         "--fault", "xid79=3"]]

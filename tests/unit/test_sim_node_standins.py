@@ -54,7 +54,8 @@ def standin_runner(state, now=NOW):
         if tool == "numactl":
             return 0, node.render_numactl(state), ""
         if tool == "ipmitool":
-            return 0, (node.render_sel_elist(state, BOOT, now) if args[0] == "sel" else node.render_sdr_elist(state)), ""
+            sel = args[0] == "sel"
+            return 0, node.render_sel_elist(state, BOOT, now) if sel else node.render_sdr_elist(state), ""
         if tool == "nvme":
             return 0, node.render_nvme_list(state), ""
         if tool == "smartctl":

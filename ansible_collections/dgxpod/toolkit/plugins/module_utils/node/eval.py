@@ -117,7 +117,7 @@ def html(doc: Dict[str, Any]) -> List[str]:
     out = ["<h2>%s</h2>" % escape(_title(doc)),
            "<table><tr>%s</tr>" % "".join("<th>%s</th>" % escape(c) for c in _HEAD)]
     for r in summary(doc):
-        out.append("<tr>%s</tr>" % "".join('<td class="%s">%s</td>' % (escape(str(r.get(c))), escape(str(r.get(c, "-"))))
-                                          for c in _HEAD))
+        cells = ['<td class="%s">%s</td>' % (escape(str(r.get(c))), escape(str(r.get(c, "-")))) for c in _HEAD]
+        out.append("<tr>%s</tr>" % "".join(cells))
     out.append("</table>")
     return out
