@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import podmodel as pm
+import podsim_node
 
 from .common import REPO, Paths, die, inventory_path, ip_json, log, require_root, run, state_dir, write_file
 from .docker import engines_step
@@ -134,6 +136,22 @@ def create_namespaces(up: Up) -> None:
         prepare_node_dir(up.paths, node, up.pubkey)
         if not any(a.startswith("rebuilt %s " % node.name) for a in up.actions):
             up.actions.append("created %s" % node.name)
+
+
+def node_health_files(up: Up) -> None:
+    """The node health stand-ins' proc files (sim/standins/podsim_node.py) in every DGX that has none: a node
+    built before they existed gets them without a rebuild (a new node has them from its node files)."""
+    for node in up.pod.all_nodes:
+        etc = os.path.join(up.paths.node(node.name), "etc.upper", "podsim")
+        if node.role != "dgx" or os.path.exists(os.path.join(etc, "sysfs", "proc", "meminfo")):
+            continue
+        try:
+            with open(os.path.join(etc, "hardware.json")) as f:
+                hw_state = json.load(f)
+        except (OSError, ValueError):
+            continue  # no stand-in state: the node is rebuilt above, or it is not a simulated DGX yet
+        podsim_node.write_node_files(os.path.join(etc, "sysfs"), hw_state)
+        up.actions.append("wrote %s's node health stand-in files" % node.name)
 
 
 def links(up: Up) -> None:
@@ -265,6 +283,7 @@ STEPS: tuple[Step, ...] = (
     Step("keys", keys),
     Step("find nodes to build", find_nodes_to_build),
     Step("namespaces and node files", create_namespaces),
+    Step("node health stand-in files", node_health_files),
     Step("links", links),
     Step("anchors", start_anchors),
     Step("dead daemons", restart_daemons),

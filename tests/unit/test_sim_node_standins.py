@@ -228,3 +228,23 @@ def test_the_verb_keeps_the_inject_time_and_rewrites_meminfo(tmp_path, state):
     out = subprocess.run(run + ["--clear"], env=env, capture_output=True, text=True)
     assert json.loads(out.stdout) == {}
     assert parse_meminfo((nd / "sysfs" / "proc" / "meminfo").read_text())["mem_total_kib"] == node.MEMTOTAL_KB
+
+
+def test_up_writes_the_proc_files_into_a_dgx_built_before_them_and_then_changes_nothing(tmp_path, state):
+    import podmodel as pm
+    from podsimlib.common import Paths
+    from podsimlib.up import Up, node_health_files
+
+    paths = Paths(str(tmp_path))
+    etc = tmp_path / "nodes" / "sim-dgx1" / "etc.upper" / "podsim"
+    etc.mkdir(parents=True)
+    (etc / "hardware.json").write_text(json.dumps(faulty(state, dimm_missing=True)))
+    up = Up(None, pm.pod_shape(2, 1), paths, None)
+    node_health_files(up)  # sim-dgx2 has no stand-in state (rebuilt by create_namespaces), storage nodes none
+    assert up.actions == ["wrote sim-dgx1's node health stand-in files"]
+    mem = parse_meminfo((etc / "sysfs" / "proc" / "meminfo").read_text())
+    assert mem["mem_total_kib"] == node.MEMTOTAL_KB - node.DIMM_KB
+    assert (etc / "sysfs" / "proc" / "stat").read_text().startswith("btime ")
+    again = Up(None, pm.pod_shape(2, 1), paths, None)
+    node_health_files(again)
+    assert again.actions == []
