@@ -151,8 +151,11 @@ def _catalogue() -> Tuple[Fault, ...]:
               "stand-in)", ("node",), ("kernel_aer",), ("aer",), aer[0], aer[1]),
         Fault("node_link_flap", "node", "sim-dgx4", "HCA mlx5_2's link (enp132s0) went down and came back up "
               "(kernel log stand-in)", ("node",), ("kernel_link_flap",), ("went down",), flap[0], flap[1]),
-        Fault("node_dimm_missing", "node", "sim-dgx2", "a 32 GB DIMM missing: MemTotal and NUMA node 1 32 GiB short "
-              "(meminfo and numactl stand-ins)", ("node",), ("host_memory",), ("dimm",), dimm[0], dimm[1]),
+        # host_memory compares with the catalogue's installed memory (absolute: skipped on the simulator), so on
+        # the pod-in-a-box the SEL's "Memory Device Disabled" entry (bmc_sel) is what names the DIMM
+        Fault("node_dimm_missing", "node", "sim-dgx2", "a 32 GB DIMM disabled by the BIOS: MemTotal and NUMA node 1 "
+              "32 GiB short, SEL 'Memory Device Disabled' (meminfo, numactl and ipmitool stand-ins)", ("node",),
+              ("host_memory", "bmc_sel"), ("dimm",), dimm[0], dimm[1]),
         Fault("node_nvme_critical", "node", "sim-dgx3", "an NVMe drive with a SMART critical warning (nvme and "
               "smartctl stand-ins; a DGX-1 has none, so its count fails too)", ("node",), ("host_nvme",),
               ("critical warning",), nvme[0], nvme[1]),

@@ -26,7 +26,8 @@ second each was injected, which dates its kernel messages and SEL entries), set 
   xid48=I          GPU I logged Xid 48 (double-bit ECC error)
   aer_hca=mlx5_N   an uncorrected (non-fatal) PCIe AER error on the HCA mlx5_N
   link_flap=mlx5_N the HCA's link went down and came back up
-  dimm_missing=1   one 32 GB DIMM gone: MemTotal and NUMA node 1 32 GiB short
+  dimm_missing=1   one 32 GB DIMM disabled by the BIOS: MemTotal and NUMA node 1 32 GiB short, and the SEL's
+                   "Memory Device Disabled" entry naming it (CPU 2 DIMM 5)
   nvme_critical=1  an NVMe drive with a SMART critical warning (0x04, reliability degraded) appears
   psu_failed=N     power supply N (1-4) failed: its SDR state and a SEL entry say "Failure detected"
   h2d_half=I       nvbandwidth: GPU I's host-to-device copy at half its peers'
@@ -305,20 +306,25 @@ def _sel_stamp(t: float) -> tuple[str, str]:
 
 
 def render_sel_elist(state: dict, boot: float, now: float) -> str:
-    """``ipmitool sel elist``: the log cleared at install, the power-on, and each PSU fault's entry."""
-    rows = []
-    for when, sensor, event in ((boot - 3600.0, "Event Logging Disabled #0x07", "Log area reset/cleared"),
-                                (boot - 120.0, "System ACPI Power State #0x0a", "S0/G0: working")):
-        rows.append((when, sensor, event))
-    psu = _faults(state).get("psu_failed")
+    """``ipmitool sel elist``: the log cleared at install, the power-on, and the DIMM and PSU faults' entries."""
+    rows = [(boot - 3600.0, "Event Logging Disabled #0x07", "Log area reset/cleared", None),
+            (boot - 120.0, "System ACPI Power State #0x0a", "S0/G0: working", None)]
+    f = _faults(state)
+    if f.get("dimm_missing"):
+        # the BIOS took the DIMM out at POST: Memory sensor offset 04h "Memory Device Disabled" (ipmi_sel.h), with
+        # the DIMM as the BMC names it in the event data (the form of fixtures/node/ipmitool_sel_elist__composed_*)
+        rows.append((_fault_time(state, "dimm_missing", now), "Memory #0x87", "Memory Device Disabled",
+                     "CPU 2 DIMM 5"))
+    psu = f.get("psu_failed")
     if psu:
         t = _fault_time(state, "psu_failed", now)
-        rows += [(t, "Power Supply PSU%d Status" % psu, "Failure detected"),
-                 (t + 1.0, "Power Supply PSU%d Status" % psu, "Power Supply AC lost")]
+        rows += [(t, "Power Supply PSU%d Status" % psu, "Failure detected", None),
+                 (t + 1.0, "Power Supply PSU%d Status" % psu, "Power Supply AC lost", None)]
     out = []
-    for n, (t, sensor, event) in enumerate(rows, 1):
+    for n, (t, sensor, event, extra) in enumerate(sorted(rows, key=lambda r: r[0]), 1):
         date, clock = _sel_stamp(t)
-        out.append("%4x | %s | %s | %s | %s | Asserted" % (n, date, clock, sensor, event))
+        out.append("%4x | %s | %s | %s | %s | Asserted" % (n, date, clock, sensor, event) + (
+            " | %s" % extra if extra else ""))
     return "\n".join(out) + "\n"
 
 

@@ -422,7 +422,7 @@ def test_clear_all_clears_newest_first_and_forgets_them(tmp_path):
 NODE_FAULTS = {"node_xid79": ("xid79=3", "kernel_xid"), "node_xid48": ("xid48=2", "kernel_xid"),
                "node_aer_hca": ("aer_hca=mlx5_1", "kernel_aer"),
                "node_link_flap": ("link_flap=mlx5_2", "kernel_link_flap"),
-               "node_dimm_missing": ("dimm_missing=1", "host_memory"),
+               "node_dimm_missing": ("dimm_missing=1", "bmc_sel"),
                "node_nvme_critical": ("nvme_critical=1", "host_nvme"),
                "node_psu_failed": ("psu_failed=2", "bmc_sensors")}
 

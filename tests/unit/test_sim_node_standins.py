@@ -141,6 +141,7 @@ def test_healthy_node_passes_every_check_no_false_alarm(tmp_path, state):
     ({"aer_hca": "mlx5_1"}, "kernel_aer", ("mlx5_1", "uncorrected"), {"hca": "mlx5_1", "nic": "enp12s0"}),
     ({"link_flap": "mlx5_2"}, "kernel_link_flap", ("enp132s0", "went down"), {"hca": "mlx5_2"}),
     ({"dimm_missing": True}, "host_memory", ("missing", "DIMM"), {}),
+    ({"dimm_missing": True}, "bmc_sel", ("Memory Device Disabled", "CPU 2 DIMM 5"), {}),
     ({"nvme_critical": True}, "host_nvme", ("critical warning 0x04",), {}),
     ({"psu_failed": 2}, "bmc_sensors", ("PSU2", "Failure detected"), {}),
     ({"psu_failed": 2}, "bmc_sel", ("PSU2", "Failure detected"), {}),
@@ -248,3 +249,48 @@ def test_up_writes_the_proc_files_into_a_dgx_built_before_them_and_then_changes_
     again = Up(None, pm.pod_shape(2, 1), paths, None)
     node_health_files(again)
     assert again.actions == []
+
+
+# --------------------------------------------------------------------------- the drill's judgement, without a pod
+
+def pod_results(states, tmp_path):
+    """results.json's checks and findings for a 4-DGX pod-in-a-box whose node stage read ``states`` (one per DGX,
+    through the module's gather on the stand-ins), as pod_report_write builds them for --tags node."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import with_findings
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
+    nodes = {}
+    for name, st in states.items():
+        root = stand_in_tree(tmp_path / name, st)
+        nodes[name] = {"dgx_node": mod.gather(standin_runner(st), lambda t: "/usr/local/sbin/" + t, fs_root=root,
+                                              now=NOW), "error": None, "unreachable": False, "dgx_model": "dgx1"}
+    doc = build_results({"pod": "sim", "simulated": True}, {}, {}, {"node": {"window_hours": 24, "nodes": nodes}},
+                        run_tags=["node"])
+    return with_findings(doc)
+
+
+def healthy_states():
+    return {"sim-dgx%d" % i: hw.default_state("sim-dgx%d" % i, i) for i in range(1, 5)}
+
+
+def test_the_healthy_pod_in_a_box_passes_the_node_stage_as_the_drill_judges_it(tmp_path):
+    import drill
+    v = drill.judge_healthy(pod_results(healthy_states(), tmp_path), 0)
+    assert v.ok, v
+
+
+@pytest.mark.parametrize("name", ["node_xid79", "node_xid48", "node_aer_hca", "node_link_flap", "node_dimm_missing",
+                                  "node_nvme_critical", "node_psu_failed"])
+def test_each_node_fault_is_the_top_finding_with_node_check_and_words(tmp_path, name):
+    import drill
+    import faults
+    import podmodel as pm
+    f = faults.BY_NAME[name]
+    states = healthy_states()
+    ctx_argv = []
+    f.inject(type("Ctx", (), {"run": lambda self, argv, **kw: ctx_argv.append(argv) or ""})(), f.node, {})
+    [argv] = ctx_argv  # podsim node NODE --fault K=V: apply it to the node's state as the verb does
+    states[f.node] = faulty(states[f.node], **node.parse_faults([argv[-1]]))
+    results = pod_results(states, tmp_path)
+    v = drill.judge_fault(results, f.targets(pm.pod_shape(4, 2), f.node), f.checks, f.keywords, f.single)
+    assert v.ok, (v, results["findings"][:2])
+    assert len(results["findings"]) == 1, results["findings"]
