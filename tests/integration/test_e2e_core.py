@@ -169,7 +169,8 @@ def test_validate_writes_a_simulated_report(converged):
     for c in results["checks"]:
         by_check.setdefault(c["check"], []).append(c)
     assert sorted(c["host"] for c in by_check["identity"]) == DGX
-    assert all(c["pings"] == 12 for c in by_check["network"])
+    # 3 peers x 4 data NICs, then 2 storage nodes' NICs on the 2 storage fabrics (issue 46)
+    assert all(c["pings"] == 12 + 4 for c in by_check["network"])
     assert sorted(c["host"] for c in by_check["nfs_mounts"]) == DGX
     assert all(c["status"] == "pass" and c["mounts"] == 5 for c in by_check["nfs_mounts"])
     # every DGX pair on each of the 4 data fabrics (6 pairs x 4) + every DGX <-> storage pair on 2 fabrics
@@ -194,7 +195,7 @@ def test_a_data_mount_removed_by_hand_is_caught_and_fixed(converged):
     res = run("ansible-playbook", "playbooks/preflight.yml", "playbooks/validate_storage.yml", "playbooks/report.yml")
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "[nfs_mounts %s] %s: not mounted (planned %s from 198.18." % (node, node, path) in out, out[-3000:]
+    assert "%s: not mounted (planned %s from 198.18." % (node, path) in out, out[-3000:]  # its finding's line
     infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/infra",
                 "--pod-inventory", "inventories/sim", "-k", "planned_mounts")
     assert infra.returncode != 0 and "%s: not mounted (planned %s" % (node, path) in infra.stdout
@@ -298,7 +299,7 @@ def test_a_renamed_nic_is_caught(converged):
         out = res.stdout + res.stderr
         assert res.returncode != 0
         # the report is written even though checks failed, and the run fails at the end naming them
-        assert "[identity %s] missing NICs: enp12s0" % node in out, out[-4000:]
+        assert re.search(r"F1 \[fail\] [^\n]*%s" % node, out), out[-4000:]  # the closing message: its finding
         with open(os.path.join(RESULTS, "results.json")) as fh:
             checks = {(c["check"], c["host"]): c for c in json.load(fh)["checks"]}
         assert checks[("identity", node)]["status"] == "fail"
@@ -332,8 +333,11 @@ def test_mtu_changed_by_hand_is_shown_caught_and_fixed(converged):
     res = run("ansible-playbook", "validate.yml", *NETWORK_STATE)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "[network %s] kernel differs from the model: %s mtu: 1500 -> 9000" % (node, nic) in out, out[-3000:]
-    assert "sim-dgx1 %s -> %s (198.18.12.13) at MTU 9000" % (nic, node) in out
+    assert "F1 [fail] %s %s (" % (node, nic) in out and "MTU 1500, model 9000" in out, out[-3000:]  # its finding
+    with open(os.path.join(RESULTS, "results.json")) as fh:
+        problems = {c["host"]: c.get("problems") or [] for c in json.load(fh)["checks"] if c["check"] == "network"}
+    assert "kernel differs from the model: %s mtu: 1500 -> 9000" % nic in problems[node], problems[node]
+    assert any(p.startswith("sim-dgx1 %s -> %s (198.18.12.13) at MTU 9000" % (nic, node)) for p in problems["sim-dgx1"])
     infra = run(os.path.join(VENV_BIN, "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q",
                 "tests/infra", "--pod-inventory", "inventories/sim", "-k", "mtu")
     assert infra.returncode != 0 and "%s %s: MTU 1500, model 9000" % (node, nic) in infra.stdout, infra.stdout[-3000:]
@@ -352,8 +356,12 @@ def test_roce_qos_and_port_mode_drift_is_caught_and_fixed(converged):
     res = run("ansible-playbook", "validate.yml", *STATE_ONLY)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "[network %s] enp139s0 (mlx5_3): QoS trust pcp, model dscp" % node in out, out[-3000:]
-    assert "enp139s0 (mlx5_3): PFC on priorities [], model [3]" in out
+    assert re.search(r"F1 \[fail\] %s enp139s0" % node, out), out[-3000:]  # the closing message: its finding
+    with open(os.path.join(RESULTS, "results.json")) as fh:
+        problems = [c.get("problems") or [] for c in json.load(fh)["checks"]
+                    if c["check"] == "network" and c["host"] == node][0]
+    assert "enp139s0 (mlx5_3): QoS trust pcp, model dscp" in problems, problems
+    assert "enp139s0 (mlx5_3): PFC on priorities [], model [3]" in problems, problems
     fix = run("ansible-playbook", "site.yml", check=True)
     assert "mlnx_qos -i enp139s0 --trust dscp --pfc 0,0,0,1,0,0,0,0" not in fix.stdout  # labels, not commands
     assert recap(fix.stdout)[node]["changed"] >= 2 and all(recap(fix.stdout)[h]["changed"] == 0

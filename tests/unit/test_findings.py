@@ -560,3 +560,18 @@ def test_a_job_that_ran_and_failed_over_a_frozen_storage_node_is_explained_by_th
     assert_partition(results, findings)
     assert len(findings) == 1 and findings[0]["host"] == "sim-isilon2", [f["summary"] for f in findings]
     assert sum(e["check"] == "train_job" for e in findings[0]["explains"]) == 4
+
+
+def test_one_job_failing_on_every_node_with_one_error_is_one_finding(pod, index):
+    """No state check explains it (the training stage ran alone): the job's per-node errors with the same words are
+    one finding for the job, not one per DGX repeating every rank's error (issue 46)."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import eval as training_eval
+    m = {"nodes": dgx(pod), "mounts": {}, "dataset": {"manifest": {"files": 10}},
+         "passes": {"cold": {"ok": False, "error": "rank 2 on sim-dgx3: FileNotFoundError: /mnt/isilon3/x",
+                             "failed_nodes": {h: "rank: error" for h in dgx(pod)}}}}
+    results = [r.but(stage="training").to_dict() for r in training_eval.evaluate(m, {}, {})]
+    findings = build_findings(results, index)
+    assert_partition(results, findings)
+    assert len(findings) == 1 and findings[0]["host"] == "pod", [f["summary"] for f in findings]
+    assert findings[0]["subject"] == "train_job (the job on sim-dgx1, sim-dgx2, sim-dgx3, sim-dgx4)"
+    assert len(findings[0]["explains"]) == 4

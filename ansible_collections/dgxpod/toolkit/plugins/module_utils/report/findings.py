@@ -143,15 +143,21 @@ def build_findings(results: Sequence[Mapping[str, Any]], pod_index: Optional[Map
             claim(d, [i])
     bad = sorted(bad + blocked)
     # 6. the rest: one each (checks of one host failing for the very same reason together)
+    # - one multi-node job failing on each of its nodes with the same error: one finding for the job, not one per
+    #   node repeating it (issue 46)
     same: Dict[Tuple[str, str], _Draft] = {}
     for i in bad:
         if i not in claimed:
             c = results[i]
-            key = (str(c.get("host")), why(c))
+            job = c.get("category") == JOB_STATE and len(subject_of(c, "nodes") or ()) > 1
+            key = ("job %s" % c.get("check") if job else str(c.get("host")), why(c))
             if key in same:
                 claim(same[key], [i])
                 continue
-            same[key] = _Draft(key[0], "%s %s" % (c.get("host"), c.get("check")), key[1], i, 5)
+            host = "pod" if job else key[0]
+            label = ("%s (the job on %s)" % (c.get("check"), ", ".join(subject_of(c, "nodes") or ())) if job
+                     else "%s %s" % (c.get("host"), c.get("check")))
+            same[key] = _Draft(host, label, key[1], i, 5)
             claim(same[key], [i])
     return _finish(drafts, results)
 
