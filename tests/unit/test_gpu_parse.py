@@ -26,6 +26,7 @@ def test_smi_xml_volta_driver_460_throttle_reasons_and_retired_pages():
     assert (doc["driver_version"], doc["cuda_version"], doc["attached_gpus"]) == ("460.73.01", "11.2", 8)
     g = doc["gpus"][0]
     assert g["name"] == "Tesla V100S-PCIE-32GB" and g["bus_id"] == "00000000:00:0D.0"
+    assert g["vbios"] == "88.00.98.00.01"  # a VBIOS pin is judged on it (gpu/pins.py)
     assert g["serial"] == "1562920006088" and g["persistence_mode"] is False and g["ecc_mode"] is True
     assert g["ecc"]["volatile"] == {"correctable": 0, "uncorrectable": 0}
     assert g["retired_pages"] == {"single_bit": 0, "double_bit": 0, "pending": False}

@@ -219,6 +219,7 @@ def parse_smi_xml(text: str) -> Dict[str, Any]:
             "name": name,
             "serial": _text(gpu, "serial"),
             "uuid": _text(gpu, "uuid"),
+            "vbios": _text(gpu, "vbios_version"),  # what a VBIOS pin (gpu/pins.py) is judged on
             "bus_id": bus,
             "persistence_mode": _yes(_text(gpu, "persistence_mode")),
             "ecc_mode": _yes(_text(gpu, "ecc_mode/current_ecc")),
