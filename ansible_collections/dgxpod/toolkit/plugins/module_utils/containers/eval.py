@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, CheckResult, Problem,
-    Subject, no_result)
+    Subject, per_host)
 
 CHECK = "mpi_containers"
 
@@ -60,8 +60,5 @@ def evaluate(recorded: Mapping[str, Any], expectations: Mapping[str, Any],
              context: Mapping[str, Any]) -> List[CheckResult]:
     """One ``mpi_containers`` check per DGX of the record."""
     verify = recorded.get("verify") or {}
-    out = []
-    for host, reading in (recorded.get("hosts") or {}).items():
-        out.append(container_result(host, reading, recorded.get("container"), recorded.get("launcher"), verify)
-                   if reading is not None else no_result(CHECK, host, Subject(node=host), NODE_STATE))
-    return out
+    return per_host(recorded, CHECK, lambda host, reading: container_result(
+        host, reading, recorded.get("container"), recorded.get("launcher"), verify))

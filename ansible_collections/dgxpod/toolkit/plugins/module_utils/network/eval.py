@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, REACH, CheckResult,
-    Problem, Subject, no_result, pass_fail)
+    Problem, Subject, pass_fail, per_host)
 
 KERNEL_PREFIX = "kernel differs from the model: "
 
@@ -81,11 +81,7 @@ def identity_messages(result: Mapping[str, Any], interfaces: Sequence[str]) -> L
 def evaluate_identity(recorded: Mapping[str, Any], expectations: Mapping[str, Any],
                       context: Mapping[str, Any]) -> List[CheckResult]:
     """The identity stage: one ``identity`` check per DGX of the record."""
-    out = []
-    for host, reading in (recorded.get("hosts") or {}).items():
-        out.append(identity_result(host, reading) if reading is not None
-                   else no_result("identity", host, Subject(node=host), NODE_STATE))
-    return out
+    return per_host(recorded, "identity", identity_result)
 
 
 # ------------------------------------------------------------------------------------------------- network
@@ -187,8 +183,4 @@ def network_result(host: str, reading: Mapping[str, Any]) -> CheckResult:
 def evaluate_network(recorded: Mapping[str, Any], expectations: Mapping[str, Any],
                      context: Mapping[str, Any]) -> List[CheckResult]:
     """The network stage: one ``network`` check per DGX of the record."""
-    out = []
-    for host, reading in (recorded.get("hosts") or {}).items():
-        out.append(network_result(host, reading) if reading is not None
-                   else no_result("network", host, Subject(node=host), NODE_STATE))
-    return out
+    return per_host(recorded, "network", network_result)

@@ -323,6 +323,14 @@ def no_result(check: str, host: str, subject: Optional[Subject] = None, category
                        category=category, unreachable=True, details=details)
 
 
+def per_host(recorded: Mapping[str, Any], check: str, judge: Any) -> List[CheckResult]:
+    """One result per host of a per-host stage's record (``{"hosts": {host: reading or None}}``): ``judge(host,
+    reading)``, or the ``no_result`` error naming a host that gave no reading (it did not answer, or its play failed
+    before it read anything)."""
+    return [judge(host, reading) if reading is not None else no_result(check, host, Subject(node=host), NODE_STATE)
+            for host, reading in (recorded.get("hosts") or {}).items()]
+
+
 RUN_BLOCKED_HINT = "-e pod_run_blocked_jobs=true runs it anyway"
 
 

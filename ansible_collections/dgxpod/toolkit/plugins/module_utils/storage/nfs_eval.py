@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, REACH, CheckResult,
-    Problem, Subject, no_result, pass_fail)
+    Problem, Subject, pass_fail, per_host)
 
 CHECK = "nfs_mounts"
 
@@ -65,8 +65,4 @@ def evaluate(recorded: Mapping[str, Any], expectations: Mapping[str, Any],
              context: Mapping[str, Any]) -> List[CheckResult]:
     """One ``nfs_mounts`` check per DGX of the record."""
     protocol = str(recorded.get("protocol") or "not set")
-    out = []
-    for host, reading in (recorded.get("hosts") or {}).items():
-        out.append(mounts_result(host, protocol, reading) if reading is not None
-                   else no_result(CHECK, host, Subject(node=host), NODE_STATE))
-    return out
+    return per_host(recorded, CHECK, lambda host, reading: mounts_result(host, protocol, reading))
