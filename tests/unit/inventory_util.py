@@ -14,7 +14,7 @@ from ansible.vars.manager import VariableManager
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFILES = os.path.join(ROOT, "profiles")
-REFERENCE = ["dgxpod", "dgxa100-powerscale", "dgx-ess3000"]
+REFERENCE = ["dgxpod", "dgxa100-powerscale", "dgx-ess3000", "dgxh100-pod"]
 
 
 def _init_ansible() -> None:

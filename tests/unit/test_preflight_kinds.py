@@ -114,7 +114,7 @@ def test_host_vars_name_differs_only_in_case(tmp_path):
         in missing.fix, missing.format()
 
 
-@pytest.mark.parametrize("name", ["dgxpod", "dgxa100-powerscale", "dgx-ess3000", "sim"])
+@pytest.mark.parametrize("name", ["dgxpod", "dgxa100-powerscale", "dgx-ess3000", "dgxh100-pod", "sim"])
 def test_reference_models_pass_with_no_warning(name):
     from inventory_util import ROOT
     findings, _ = preflight(os.path.join(ROOT, "inventories", name))

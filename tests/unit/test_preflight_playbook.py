@@ -24,7 +24,7 @@ def run_playbook(playbook: str, inventory: str, *extra: str) -> subprocess.Compl
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("pod", ["dgxpod", "dgxa100-powerscale", "dgx-ess3000"])
+@pytest.mark.parametrize("pod", ["dgxpod", "dgxa100-powerscale", "dgx-ess3000", "dgxh100-pod"])
 def test_preflight_passes_on_reference_pods(pod):
     res = run_playbook("playbooks/preflight.yml", os.path.join(ROOT, "inventories", pod))
     assert res.returncode == 0, res.stdout + res.stderr

@@ -18,7 +18,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan im
     effective_mounts, endpoints, mount_options, mount_plan, options_missing, rank_data_dir)
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "storage")
-NFS_PODS = ["dgxpod", "dgxa100-powerscale"]
+NFS_PODS = ["dgxpod", "dgxa100-powerscale", "dgxh100-pod"]
 
 
 def profile_nfs(pod):

@@ -84,14 +84,32 @@ SRC_DGX2 = "NVIDIA DGX-2 User Guide: 16x V100 SXM3, 12 NVSwitches, 6 NVLinks per
 SRC_DGXA100 = ("NVIDIA DGX A100 User Guide and 'NVIDIA A100 Tensor Core GPU Architecture' white paper: 8x A100 "
                "SXM4, 12 third-generation NVLink links per GPU through 6 NVSwitches, PCIe Gen4 x16; NVSwitch "
                "systems need nvidia-fabricmanager running")
-SRC_DGXH100 = "NVIDIA DGX H100 User Guide: 8x H100 SXM5, 18 NVLink4 links per GPU"
+SRC_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, 'Introduction to the NVIDIA DGX H100/H200 System' (hardware overview), and "
+               "the DGX BasePOD RA 'Core Components' (docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-"
+               "foundation-enterprise-ai/latest/core-components.html): 8 Hopper GPUs, 640 GB GPU memory (8x 80 GB), four "
+               "NVSwitch chips, PCIe 5.0; 18 fourth-generation NVLinks per GPU (900 GB/s, DGX SuperPOD H100 RA 'Key "
+               "Components'); nvidia-smi names the GPU 'NVIDIA H100 80GB HBM3' (nccl-tests logs, e.g. NVIDIA/nccl#1264)")
+SRC_DGXH200 = ("NVIDIA DGX H100/H200 User Guide (one guide for both) and the DGX BasePOD RA 'Core Components': 8 H200 GPUs, "
+               "1,128 GB GPU memory (8x 141 GB), four NVSwitch chips, the same CPU tray, network cards and drives as the "
+               "DGX H100; NVLink 4, 18 links per GPU (MLCommons inference v4.1 NVIDIA H200-SXM-141GBx8 system "
+               "description: '18x 4th Gen NVLink, 900GB/s', 'PCIe Gen5 x16'); nvidia-smi names the GPU 'NVIDIA H200' "
+               "(NVIDIA/nccl-tests#272, 8x H200 all_reduce_perf log)")
+SRC_DGXB200 = ("NVIDIA DGX B200 User Guide, 'Introduction to NVIDIA DGX B200 Systems', DGX B200 Component Descriptions "
+               "(docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html): 8x B200, 1,440 GB total GPU memory "
+               "(8x 180 GB), 2x 5th generation NVLink switches (14.4 TB/s aggregate = 8x 1.8 TB/s: 18 NVLink 5 links per "
+               "GPU at 50 GB/s per direction; MLCommons inference v6.0 Nebius B200 system description: '18x 5th Gen "
+               "NVLink', 'PCIe Gen5 x16'); nvidia-smi names the GPU 'NVIDIA B200' (nvidia-smi -L outputs in public "
+               "issue threads)")
 # GPUDirect RDMA between the GPUs and the ConnectX HCAs: every DGX generation has it
-SRC_GDR = ("004 shows 'via NET/IB/N/GDRDMA' on DGX-1; 001 and NVIDIA's DGX docs for A100/H100 (GPUDirect RDMA "
-           "over the ConnectX HCAs)")
+SRC_GDR = ("004 shows 'via NET/IB/N/GDRDMA' on DGX-1; 001 and NVIDIA's DGX docs for A100/H100/H200/B200 (GPUDirect "
+           "RDMA over the ConnectX HCAs)")
 SRC_NVLINK_RATE = ("nvidia-smi nvlink -s (docs/hardware-facts.md 'GPU health tools'): 25.781 GB/s per NVLink 2.0 "
                    "link (the V100 rate, fixture nvlink_s_turing.txt), 26.562 GB/s per NVLink 4 link (H100, "
-                   "nvlink_s_h100_550.txt); A100: 25 GB/s per NVLink 3 link and direction (600 GB/s over 12 links, "
-                   "'NVIDIA A100 Tensor Core GPU Architecture' white paper)")
+                   "nvlink_s_h100_550.txt; H200 has the same NVLink 4 ports); A100: 25 GB/s per NVLink 3 link and "
+                   "direction (600 GB/s over 12 links, 'NVIDIA A100 Tensor Core GPU Architecture' white paper); "
+                   "53.125 GB/s per NVLink 5 link as nvidia-smi nvlink -s prints it on GB200 (NVIDIA/k8s-test-infra#371) "
+                   "and B300 (a public DGX B300 bring-up log) - no B200 output of nvlink -s was found in our sources; "
+                   "B200 has the same NVLink 5 ports (18 x 50 GB/s nominal per direction)")
 
 # The host inventory (issue 39): NUMA nodes, DIMMs, NVMe drives, power supplies. NVIDIA documents no swap size for
 # DGX OS, so ``swap_guidance`` stays None and the swap check only reports (module_utils/node/inventory_eval.py).
@@ -104,9 +122,33 @@ SRC_INV_DGXA100 = ("NVIDIA DGX A100 User Guide, hardware overview (component des
                    "4x 3.84 TB U.2 NVMe (15 TB; 8x, 30 TB, on the 640 GB system) in RAID 0 on /raid, 6x 3 kW "
                    "power supplies; 8 NUMA nodes: the EPYC 7742s run NPS4 (the GPUs' NUMA affinity 0-7 in "
                    "nvidia-smi topo -m, fixture gpu/topo_dgxa100_nic_legend.txt)")
-SRC_INV_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, hardware overview (component descriptions): 2x Xeon 8480C (2 NUMA "
-                   "nodes), 2 TB as 32x 64 GB DDR5 DIMMs, OS 2x 1.92 TB M.2 NVMe (RAID 1), internal storage 8x 3.84 TB "
-                   "U.2 NVMe (RAID 0 on /raid), 6x 3.3 kW power supplies (4+2 redundant)")
+SRC_INV_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, hardware overview (component descriptions), and the DGX BasePOD RA "
+                   "'Core Components' (DGX H200 and H100): 2x Xeon Platinum 8480C, 112 cores total (2 NUMA nodes), 2 TB "
+                   "DDR5 as 32x 64 GB DIMMs, OS 2x 1.92 TB M.2 NVMe (RAID 1), internal storage 8x 3.84 TB U.2 NVMe "
+                   "(RAID 0 on /raid), 6x 3.3 kW power supplies (4+2 redundant, 10.2 kW max)")
+SRC_INV_DGXH200 = ("NVIDIA DGX H100/H200 User Guide (one hardware overview for both systems) and the DGX BasePOD RA 'Core "
+                   "Components': the DGX H200 has the DGX H100's CPU tray - 2x Xeon Platinum 8480C (2 NUMA nodes), 2 TB "
+                   "as 32 DIMMs, OS 2x 1.92 TB M.2 NVMe, 8x 3.84 TB U.2 NVMe, 6x 3.3 kW power supplies (4+2)")
+SRC_INV_DGXB200 = ("NVIDIA DGX B200 User Guide, DGX B200 Component Descriptions and Power Specifications: 2x Intel Xeon "
+                   "Platinum 8570, 56 cores each; 2 TB using 32 DIMMs (upgradable to 4 TB: that configuration's DIMM "
+                   "count is not given there, so the catalogue lists 2 TB only - a 4 TB DGX B200 sets "
+                   "expectations.node.memory_gb); OS 2x 1.92 TB NVMe M.2 (RAID 1); data cache 8x 3.84 TB NVMe U.2 SED "
+                   "(RAID 0); 6x 3.3 kW power supplies (5+1 redundancy, 14.3 kW max). NUMA: 2 nodes, as the DGX B200 "
+                   "nvidia-smi topo -m in vllm-project/vllm#16336 shows (GPU NUMA affinity 0 and 1, CPU affinity "
+                   "0-55,112-167 / 56-111,168-223: 56 cores x 2 threads per socket)")
+# The BasePOD RA on the two dual-port cards of the current DGX: "Each pair of dual-port BlueField-3 HCAs (NIC mode)
+# provide parallel pathways to the storage and management fabrics" (B200); DGX H100/H200: 2x dual-port QSFP112
+# ConnectX-7 VPI. One port of each card typically goes to storage, the other to in-band management (the RA).
+SRC_HCAS_H = ("NVIDIA DGX H100/H200 User Guide, hardware overview, and DGX BasePOD RA 'Core Components': 'Four OSFP ports "
+              "serving eight single-port NVIDIA ConnectX-7 VPI' (the compute fabric, NDR 400 Gb/s InfiniBand or 400 "
+              "GbE), '2x dual-port QSFP112 NVIDIA ConnectX-7 VPI, up to 400 Gb/s InfiniBand/Ethernet' (storage and "
+              "in-band management); ConnectX-7: 'PCIe Gen 5.0 through x16 edge connector' (NVIDIA ConnectX-7 user "
+              "manual, supported interfaces)")
+SRC_HCAS_B200 = ("NVIDIA DGX B200 User Guide, component descriptions: 'Network (Cluster) card: 4 x OSFP ports for 8 x "
+                 "NVIDIA ConnectX-7 Single Port Cards', InfiniBand (default) up to 400 Gb/s; 'Network (storage and "
+                 "in-band management) card: 2 x NVIDIA BlueField-3 DPU Dual Port Cards', up to 400GbE / 400 Gb/s; "
+                 "DGX BasePOD RA: the BlueField-3 run in NIC mode; both cards PCIe Gen5 x16 (ConnectX-7 user manual; "
+                 "the BlueField-3 B3220 is a PCIe Gen5 x16 card)")
 
 DGX_MODELS: Dict[str, DgxModel] = {
     "dgx1": DgxModel(
@@ -158,7 +200,7 @@ DGX_MODELS: Dict[str, DgxModel] = {
                  "cpu_memory": "NVIDIA DGX A100 User Guide / data sheet: 2x AMD EPYC 7742 64-core, 1 TB (2 TB on the "
                                "640 GB system); 2x 1.92 TB M.2 NVMe (OS), 15 TB U.2 NVMe"}),
     "dgxh100": DgxModel(
-        title="DGX H100", gpus=8, gpu="H100-SXM5", gpu_family="H100", gpu_memory_gb=(80,),
+        title="DGX H100", gpus=8, gpu="NVIDIA H100 80GB HBM3", gpu_family="H100", gpu_memory_gb=(80,),
         gpu_pcie_gen=5, gpu_pcie_width=16, nvlink_generation=4, nvlinks_per_gpu=18, nvlink_gbps=26.562, nvswitches=4,
         gpudirect_rdma=True,
         hcas=(Hca(8, "ConnectX-7", 1, 400, "compute", 5, 16), Hca(2, "ConnectX-7", 2, 400, "storage", 5, 16)),
@@ -166,13 +208,39 @@ DGX_MODELS: Dict[str, DgxModel] = {
         memory_gb=(2048,), real_memory_mb=2000000, nvme="OS 2x 1.92 TB M.2 NVMe; data 8x 3.84 TB U.2 NVMe (30 TB)",
         numa_nodes=2, dimms=(32,), nvme_os_drives=2, nvme_os_tb=1.92, nvme_data_drives=(8,), nvme_data_tb=3.84, psus=6,
         sources={"host_inventory": SRC_INV_DGXH100,
-                 "gpus": "public NVIDIA DGX H100 docs", "gpu": SRC_DGXH100, "nvlink_rate": SRC_NVLINK_RATE,
-                 "gpudirect_rdma": SRC_GDR,
-                 "hcas": "NVIDIA DGX H100 User Guide, hardware overview: 8x single-port ConnectX-7 400 Gb/s "
-                         "(compute, behind 4 OSFP cages), 2x dual-port ConnectX-7 (QSFP112: storage and in-band "
-                         "management)",
-                 "cpu_memory": "NVIDIA DGX H100 User Guide / data sheet: 2x Intel Xeon Platinum 8480C 56-core, 2 TB; "
-                               "2x 1.92 TB M.2 NVMe (OS), 30 TB U.2 NVMe (8x 3.84 TB)"}),
+                 "gpus": SRC_DGXH100, "gpu": SRC_DGXH100, "nvlink_rate": SRC_NVLINK_RATE,
+                 "gpudirect_rdma": SRC_GDR, "hcas": SRC_HCAS_H,
+                 "cpu_memory": "NVIDIA DGX H100/H200 User Guide / DGX BasePOD RA 'Core Components': dual Intel Xeon "
+                               "Platinum 8480C, 112 cores total, 2.00 GHz base, PCIe 5.0; 2 TB DDR5; two 1.92 TB M.2 "
+                               "NVMe (DGX OS), eight 3.84 TB U.2 NVMe (storage/cache)"}),
+    "dgxh200": DgxModel(
+        title="DGX H200", gpus=8, gpu="NVIDIA H200", gpu_family="H200", gpu_memory_gb=(141,),
+        gpu_pcie_gen=5, gpu_pcie_width=16, nvlink_generation=4, nvlinks_per_gpu=18, nvlink_gbps=26.562, nvswitches=4,
+        gpudirect_rdma=True,
+        hcas=(Hca(8, "ConnectX-7", 1, 400, "compute", 5, 16), Hca(2, "ConnectX-7", 2, 400, "storage", 5, 16)),
+        cpu="2x Intel Xeon Platinum 8480C (56 cores)", cpu_sockets=2, cpu_cores_per_socket=56, cpu_threads_per_core=2,
+        memory_gb=(2048,), real_memory_mb=2000000, nvme="OS 2x 1.92 TB M.2 NVMe; data 8x 3.84 TB U.2 NVMe (30 TB)",
+        numa_nodes=2, dimms=(32,), nvme_os_drives=2, nvme_os_tb=1.92, nvme_data_drives=(8,), nvme_data_tb=3.84, psus=6,
+        sources={"host_inventory": SRC_INV_DGXH200,
+                 "gpus": SRC_DGXH200, "gpu": SRC_DGXH200, "nvlink_rate": SRC_NVLINK_RATE,
+                 "gpudirect_rdma": SRC_GDR, "hcas": SRC_HCAS_H,
+                 "cpu_memory": "NVIDIA DGX H100/H200 User Guide / DGX BasePOD RA 'Core Components' (DGX H200 and "
+                               "H100): dual Intel Xeon Platinum 8480C, 112 cores total; 2 TB DDR5 (32 DIMMs); two "
+                               "1.92 TB M.2 NVMe (DGX OS), eight 3.84 TB U.2 NVMe"}),
+    "dgxb200": DgxModel(
+        title="DGX B200", gpus=8, gpu="NVIDIA B200", gpu_family="B200", gpu_memory_gb=(180,),
+        gpu_pcie_gen=5, gpu_pcie_width=16, nvlink_generation=5, nvlinks_per_gpu=18, nvlink_gbps=53.125, nvswitches=2,
+        gpudirect_rdma=True,
+        hcas=(Hca(8, "ConnectX-7", 1, 400, "compute", 5, 16), Hca(2, "BlueField-3", 2, 400, "storage", 5, 16)),
+        cpu="2x Intel Xeon Platinum 8570 (56 cores)", cpu_sockets=2, cpu_cores_per_socket=56, cpu_threads_per_core=2,
+        memory_gb=(2048,), real_memory_mb=2000000, nvme="OS 2x 1.92 TB M.2 NVMe; data 8x 3.84 TB U.2 NVMe SED (30 TB)",
+        numa_nodes=2, dimms=(32,), nvme_os_drives=2, nvme_os_tb=1.92, nvme_data_drives=(8,), nvme_data_tb=3.84, psus=6,
+        sources={"host_inventory": SRC_INV_DGXB200,
+                 "gpus": SRC_DGXB200, "gpu": SRC_DGXB200, "nvlink_rate": SRC_NVLINK_RATE,
+                 "gpudirect_rdma": SRC_GDR, "hcas": SRC_HCAS_B200,
+                 "cpu_memory": "NVIDIA DGX B200 User Guide, component descriptions: 2 x Intel Xeon 8570 PCIe Gen5 "
+                               "CPUs with 56 cores each, 2.1/4 GHz; 2 TB using 32 DIMMs (upgradable to 4 TB); 2 x "
+                               "1.92 TB NVMe M.2 (OS, RAID 1), 8 x 3.84 TB NVMe U.2 SED (data cache, RAID 0)"}),
 }
 
 

@@ -36,6 +36,11 @@ def _cumulus_ports(count: int) -> List[str]:
     return ports
 
 
+def _quantum2_ports(cages: int) -> List[str]:
+    """A Quantum-2 switch's NDR ports: two per OSFP cage, 1/<cage>/1 and 1/<cage>/2 (64 ports on 32 cages)."""
+    return ["1/%d/%d" % (cage, port) for cage in range(1, cages + 1) for port in (1, 2)]
+
+
 def _onyx_ports(count: int) -> List[str]:
     ports = []
     for n in range(1, count + 1):
@@ -54,11 +59,20 @@ SWITCH_MODELS: Dict[str, SwitchModel] = {
     "SN3700V": SwitchModel(
         "cumulus", tuple(_cumulus_ports(32)), 200, 9216,
         "NVIDIA SN3700: 32x QSFP56 200GbE; 001 runs it with Cumulus Linux"),
+    "SN4600C": SwitchModel(
+        "cumulus", tuple(_cumulus_ports(64)), 100, 9216,
+        "NVIDIA Spectrum-2 SN4600C: 64x QSFP28 100GbE (4x 25GbE breakout), Cumulus Linux, MTU up to 9216 as the "
+        "other Spectrum switches; the DGX BasePOD RA (B200/H200/H100) uses it as the management and storage fabric"),
     "SN2700": SwitchModel(
         "onyx", tuple(_onyx_ports(32)), 100, 9216, "NVIDIA SN2700: 32x QSFP28 100GbE, Onyx"),
     "QM8700": SwitchModel(
         "mlnx-ib", tuple("1/%d" % n for n in range(1, 41)), 200, None,
         "NVIDIA QM8700: 40x HDR 200Gb/s InfiniBand; 001 compute fabric"),
+    "QM9700": SwitchModel(
+        "mlnx-ib", tuple(_quantum2_ports(32)), 400, None,
+        "NVIDIA Quantum-2 QM9700: 64x NDR 400Gb/s InfiniBand on 32 OSFP cages (two ports per cage, 1/<cage>/1 and "
+        "1/<cage>/2), managed (MLNX-OS, subnet manager on board); the DGX BasePOD and SuperPOD H100/H200/B200 "
+        "compute fabric"),
     "SB7700": SwitchModel(
         "mlnx-ib", tuple("1/%d" % n for n in range(1, 37)), 100, None,
         "Mellanox SB7700: 36x EDR 100Gb/s InfiniBand (managed); 000/003"),
