@@ -1,19 +1,28 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-"""Ansible module: evaluate the measurements and write results.json, report.md, report.html and junit.xml."""
+"""Ansible module: evaluate the measurements and write results.json, report.md, report.html, junit.xml and
+metrics.prom; compare with the pod's baseline run; hand the metrics to a textfile collector and a Pushgateway."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
 module: pod_report_write
-short_description: Evaluate a validation run and write its four report files
+short_description: Evaluate a validation run and write its report files and metrics
 description:
   - Takes what every validation stage recorded (I(stages) - identity, network, storage mounts, containers,
     iperf3, fio, GPU, drift, switches, NCCL, training, Slurm), the pod's I(context) and the RA profile's
     expectations with the pod's overrides, evaluates every stage by the one registry
     (module_utils/report/stages.py; the document - module_utils/report/results.py), and writes C(results.json)
-    (docs/results.md), C(report.md), C(report.html) (self-contained, inline SVG plots) and C(junit.xml) (one
-    testcase per check) into I(dest).
+    (docs/results.md), C(report.md), C(report.html) (self-contained, inline SVG plots), C(junit.xml) (one
+    testcase per check) and C(metrics.prom) (Prometheus text format 0.0.4 - each check's status, each measurement
+    and expectation with its labels; module_utils/report/metrics.py) into I(dest).
+  - With I(baseline), every measurement is compared with the baseline run's (module_utils/report/baseline.py) - a
+    C(regression_<check>) per measurement, stage C(baseline), failed when worse than the baseline's by more than its
+    tolerance (C(expectations.regression)), and one C(baseline_model) check (a changed pod model is an C(error) and
+    nothing is compared); they are checks of the run like the others (findings, report, junit.xml, metrics).
+  - With I(textfile_dir), metrics.prom is also written there atomically as C(dgxpod_<pod>.prom) for node_exporter's
+    textfile collector; with I(pushgateway), it is pushed (HTTP PUT, job C(dgxpod), group C(pod)). Either failing is a
+    warning, never a failed module.
   - The failed and errored checks are grouped into root-cause findings (module_utils/report/findings.py), written as
     the C(findings) list of results.json, the first section of report.md and report.html, the failure messages
     of junit.xml, and returned as C(findings_lines).
@@ -70,8 +79,33 @@ options:
     type: list
     elements: str
     default: []
+  model:
+    description:
+      - The pod model as the filter C(pod_model_vars) gives it ({host - {group_names, pod, nics, ...}}); its digest
+        (C(model_digest), C(model_parts) in results.json; module_utils/report/results.py model_digests) tells a
+        baseline of another model. Empty - no digest.
+    type: dict
+    default: {}
+  baseline:
+    description:
+      - The pod's baseline run - a run directory (or its C(latest)/C(baseline) link) or its results.json. Empty - no
+        comparison. One that cannot be read is one C(baseline) check in C(error).
+    type: path
+    default: ""
+  textfile_dir:
+    description: A node_exporter textfile collector directory to write C(dgxpod_<pod>.prom) into. Empty - none.
+    type: path
+    default: ""
+  pushgateway:
+    description: A Pushgateway's base URL (C(http://host:9091)) to push the metrics to. Empty - none.
+    type: str
+    default: ""
+  pushgateway_timeout:
+    description: Seconds to wait for the Pushgateway.
+    type: float
+    default: 10
 notes:
-  - Supports check mode - nothing is written; the evaluated summary is returned.
+  - Supports check mode - nothing is written or pushed; the evaluated summary is returned.
 extends_documentation_fragment: dgxpod.toolkit.toolkit_module
 """
 
@@ -84,6 +118,10 @@ EXAMPLES = r"""
     stages: "{{ pod_stages | default({}) }}"
     expectations: "{{ pod | pod_expectations }}"  # the RA profile's with pod.validation.expectations on top
     pod_index: "{{ hostvars | pod_findings_index(groups, pod) }}"
+    model: "{{ groups['all'] | pod_model_vars(hostvars) }}"
+    baseline: results/pod-a/20261101T000000Z       # compare with the hand-over run
+    textfile_dir: /var/lib/node_exporter/textfile_collector
+    pushgateway: http://pushgateway.example.org:9091
   register: report
 """
 
@@ -109,10 +147,19 @@ problems:
   type: list
   elements: str
 files:
-  description: Paths written (empty in check mode).
+  description: Paths written (empty in check mode) - the five report files, and the textfile collector's file.
   returned: always
   type: list
   elements: str
+baseline_lines:
+  description: With I(baseline) - the baseline_model line, each regression, the count (as scripts/compare_runs.py).
+  returned: always
+  type: list
+  elements: str
+pushed:
+  description: Whether the Pushgateway took the metrics.
+  returned: always
+  type: bool
 simulated:
   description: Whether the pod is simulated.
   returned: always
@@ -122,10 +169,35 @@ simulated:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import baseline as baseline_cmp
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report import metrics
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import finding_line, with_findings
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import deep_merge
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.render import problem_line, render_all
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.results import build_results, model_digests
+
+
+def baseline_checks(doc, path, expectations):
+    """The baseline checks of ``doc`` against the run at ``path`` (one ``baseline`` error when it cannot be read)."""
+    try:
+        base = baseline_cmp.read_results(path)
+    except ValueError as exc:
+        return [baseline_cmp.unreadable(str(exc))]
+    return baseline_cmp.compare(doc, base, (expectations or {}).get("regression"), path)
+
+
+def write_files(dest, texts):
+    """Each {name: text} into ``dest`` through a temporary file and a rename; the paths."""
+    os.makedirs(dest, exist_ok=True)
+    files = []
+    for name, text in texts.items():
+        path = os.path.join(dest, name)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        files.append(path)
+    return files
 
 
 def main():
@@ -140,27 +212,46 @@ def main():
             run_tags=dict(type="list", elements="str", default=["all"]),
             skip_tags=dict(type="list", elements="str", default=[]),
             pod_index=dict(type="dict", default={}),
+            model=dict(type="dict", default={}),
+            baseline=dict(type="path", default=""),
+            textfile_dir=dict(type="path", default=""),
+            pushgateway=dict(type="str", default=""),
+            pushgateway_timeout=dict(type="float", default=10),
         ),
         supports_check_mode=True,
     )
     p = module.params
-    doc = build_results(p["results"], p["context"], deep_merge(p["expectations"], p["overrides"]), p["stages"],
-                        p["run_tags"], p["skip_tags"])
+    base = dict(p["results"])
+    if p["model"]:
+        base.update(model_digests(p["model"]))
+    expectations = deep_merge(p["expectations"], p["overrides"])
+    doc = build_results(base, p["context"], expectations, p["stages"], p["run_tags"], p["skip_tags"])
+    baseline_lines = []
+    if p["baseline"]:
+        compared = baseline_checks(doc, p["baseline"], expectations)
+        doc = baseline_cmp.with_baseline(doc, compared)
+        baseline_lines = baseline_cmp.summary_lines(compared)
     doc = with_findings(doc, p["pod_index"])
     problems = [problem_line(c) for c in doc["checks"] if c.get("status") in ("fail", "error")]
-    files = []
+    texts = render_all(doc)
+    texts["metrics.prom"] = metrics.prometheus_text(doc)
+    files, pushed = [], False
     if not module.check_mode:
-        os.makedirs(p["dest"], exist_ok=True)
-        for name, text in render_all(doc).items():
-            path = os.path.join(p["dest"], name)
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-            files.append(path)
+        files = write_files(p["dest"], texts)
+        if p["textfile_dir"]:
+            try:
+                files.append(metrics.write_textfile(p["textfile_dir"], doc.get("pod"), texts["metrics.prom"]))
+            except OSError as exc:
+                module.warn("metrics not written to the textfile collector directory %s: %s" % (
+                    p["textfile_dir"], exc.strerror or exc))
+        if p["pushgateway"]:
+            trouble = metrics.push(p["pushgateway"], doc.get("pod"), texts["metrics.prom"], p["pushgateway_timeout"])
+            if trouble:
+                module.warn("metrics not pushed: %s" % trouble)
+            pushed = trouble is None
     module.exit_json(changed=bool(files), summary=doc["summary"], problems=problems, files=files,
                      findings=doc["findings"], findings_lines=[finding_line(f) for f in doc["findings"]],
-                     simulated=bool(doc.get("simulated")))
+                     simulated=bool(doc.get("simulated")), baseline_lines=baseline_lines, pushed=pushed)
 
 
 if __name__ == "__main__":

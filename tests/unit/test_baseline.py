@@ -261,3 +261,121 @@ def test_compare_runs_prints_the_same_checks_and_exits_by_them(tmp_path):
     assert sum(1 for c in as_json if c["status"] == "fail") == 3 and as_json[0]["check"] == "baseline_model"
     missing = compare_runs(str(a), str(tmp_path / "none"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+# --------------------------------------------------------------------------- the report role, end to end
+PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
+ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="default",
+           ANSIBLE_FACT_CACHING="memory", ANSIBLE_NOCOLOR="1")
+
+
+class Gateway:
+    """A Pushgateway stand-in on 127.0.0.1: records each request's method, path, content type and body."""
+
+    def __init__(self, status=200):
+        import http.server
+        import threading
+
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers["Content-Length"])).decode("utf-8")
+                seen.append((self.command, self.path, self.headers["Content-Type"], body))
+                self.send_response(status)
+                self.end_headers()
+                self.wfile.write(b"stand-in says no" if status >= 400 else b"")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def stages_file(path, nic_factor):
+    perf = sample_perf(slow=None)
+    for t in perf["iperf"]["tests"]:
+        if on_nic(t):
+            g = t["result"]["received_bps"] / 20.0 * 25.0 * nic_factor
+            t["result"] = dict(t["result"], received_bps=g, sent_bps=g)
+    path.write_text(json.dumps({"pod_stages": {"iperf": {"run": perf["run"], "tests": perf["iperf"]["tests"]},
+                                               "fio": {"run": perf["run"], "steps": perf["fio"]["steps"]}}}))
+    return "@%s" % path
+
+
+def report(tmp_path, stages, *extra):
+    return subprocess.run([PLAYBOOK, "playbooks/report.yml", "-e", "pod_report_dir=%s" % (tmp_path / "results"),
+                           "-e", "pod_report_fail_on_problems=false", "-e", stages, *extra], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_report_role_marks_a_baseline_compares_with_it_and_exports_the_metrics(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    gateway = Gateway()
+    textfiles = tmp_path / "textfile"
+    textfiles.mkdir()
+    pod_dir = tmp_path / "results" / "pod-in-a-box"
+    try:
+        first = report(tmp_path, stages_file(tmp_path / "a.json", 1.0), "-e", "pod_report_mark_baseline=true",
+                       "-e", "pod_report_textfile_dir=%s" % textfiles, "-e", "pod_report_pushgateway=%s" % gateway.url)
+        assert first.returncode == 0, first.stdout[-3000:]
+        hand_over = json.loads((pod_dir / "baseline" / "results.json").read_text())
+        assert hand_over["model_digest"].startswith("sha256:") and "sim-dgx3" in hand_over["model_parts"]["hosts"]
+        assert not any(c["check"].startswith("regression_") for c in hand_over["checks"])
+        # the textfile collector's copy, whole, and the push: PUT of the same text to the pod's group
+        prom = (textfiles / "dgxpod_pod-in-a-box.prom").read_text()
+        assert prom == (pod_dir / "baseline" / "metrics.prom").read_text()
+        assert [f for f in os.listdir(textfiles)] == ["dgxpod_pod-in-a-box.prom"]
+        assert oct((textfiles / "dgxpod_pod-in-a-box.prom").stat().st_mode & 0o777) == "0o644"
+        ((method, path, ctype, body),) = gateway.seen
+        assert (method, path) == ("PUT", "/metrics/job/dgxpod/pod@base64/cG9kLWluLWEtYm94")
+        assert ctype.startswith("text/plain; version=0.0.4") and body == prom
+        names = {f.name for f in text_string_to_metric_families(body)}
+        assert {"dgxpod_check_status", "dgxpod_measurement", "dgxpod_run_info"} <= names
+
+        # the next run: sim-dgx3's data-12 NIC at 70 % of its hand-over rate; the marked baseline is found
+        second = report(tmp_path, stages_file(tmp_path / "b.json", 0.7))
+        assert second.returncode == 0, second.stdout[-3000:]
+        assert "3 regression(s)" in second.stdout
+        now = json.loads((pod_dir / "latest" / "results.json").read_text())
+        regs = [c for c in now["checks"] if c["check"] == "regression_iperf" and c["status"] == "fail"]
+        assert len(regs) == 3 and all(c["stage"] == "baseline" for c in regs)
+        assert all(c["status"] == "pass" for c in now["checks"] if c["check"] == "iperf_relative")
+        nic = [f for f in now["findings"] if f["subject"] == "sim-dgx3 enp12s0"]
+        assert len(nic) == 1 and {e["check"] for e in nic[0]["explains"]} == {"regression_iperf"}
+        prom = (pod_dir / "latest" / "metrics.prom").read_text()
+        failed = [s for f in text_string_to_metric_families(prom) if f.name == "dgxpod_check_status"
+                  for s in f.samples if s.labels["status"] == "fail"]
+        assert {(s.labels["check"], s.labels["nic"], s.labels["stage"]) for s in failed} == {
+            ("regression_iperf", "enp12s0", "baseline")}
+        assert "regression_iperf" in (pod_dir / "latest" / "report.md").read_text()
+    finally:
+        gateway.close()
+
+
+def test_a_pushgateway_that_refuses_or_is_not_there_is_a_warning_and_a_bad_baseline_an_error(tmp_path):
+    refusing = Gateway(status=400)
+    try:
+        res = report(tmp_path, stages_file(tmp_path / "a.json", 1.0), "-e", "pod_report_pushgateway=%s" % refusing.url,
+                     "-e", "pod_baseline=%s" % (tmp_path / "no-such-run"))
+    finally:
+        refusing.close()
+    assert res.returncode == 0, res.stdout[-3000:]
+    out = " ".join((res.stdout + res.stderr).split())
+    assert "metrics not pushed" in out and "HTTP 400: stand-in says no" in out
+    doc = json.loads((tmp_path / "results" / "pod-in-a-box" / "latest" / "results.json").read_text())
+    bad = [c for c in doc["checks"] if c["check"] == "baseline"]
+    assert len(bad) == 1 and bad[0]["status"] == "error" and "cannot read" in bad[0]["reason"]
+    gone = report(tmp_path, stages_file(tmp_path / "a.json", 1.0), "-e", "pod_report_pushgateway=http://127.0.0.1:9",
+                  "-e", "pod_report_pushgateway_timeout=2", "-e", "pod_report_textfile_dir=%s" % (tmp_path / "none"))
+    assert gone.returncode == 0, gone.stdout[-3000:]
+    out = " ".join((gone.stdout + gone.stderr).split())
+    assert "metrics not pushed" in out and "not written to the textfile collector directory" in out

@@ -383,7 +383,7 @@ def test_fio_step_reads_together_after_the_layout_barrier(tmp_path):
     assert sorted(os.listdir(str(mnt) + "1")) == [] and sorted(os.listdir(str(mnt) + "2")) == []
 
 
-def test_report_role_writes_four_files(tmp_path):
+def test_report_role_writes_five_files(tmp_path):
     sample = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "unit", "perf_sample.py")], cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=ROOT),
                             capture_output=True, text=True, check=True)
@@ -395,7 +395,7 @@ def test_report_role_writes_four_files(tmp_path):
     assert res.returncode != 0  # no host ran its checks here, and the sample holds a slow NIC
     assert "SIMULATED POD" in res.stdout
     run = tmp_path / "pod-in-a-box" / "latest"
-    assert sorted(os.listdir(run)) == ["junit.xml", "report.html", "report.md", "results.json"]
+    assert sorted(os.listdir(run)) == ["junit.xml", "metrics.prom", "report.html", "report.md", "results.json"]
     results = json.loads((run / "results.json").read_text())
     assert results["schema_version"] == 5 and results["summary"]["fail"] == 3
     assert ET.parse(str(run / "junit.xml")).getroot().get("failures") == "3"

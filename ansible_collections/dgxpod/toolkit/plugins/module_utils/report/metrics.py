@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 """A results document (results.json, docs/results.md) as Prometheus metrics: the file ``metrics.prom`` of every run,
-for node_exporter's textfile collector and a Pushgateway. Pure: a dict in, text out.
+for node_exporter's textfile collector and a Pushgateway. :func:`prometheus_text` is pure (a dict in, text out);
+:func:`write_textfile` and :func:`push` hand the text on (library/pod_report_write.py).
 
 Format: the Prometheus text exposition format, version 0.0.4 (https://prometheus.io/docs/instrumenting/
 exposition_formats/), not OpenMetrics. node_exporter's textfile collector parses "the text format" and supports no
@@ -28,10 +29,15 @@ two rows of one document that would still carry the same labels (the same link m
 """
 from __future__ import annotations
 
+import base64
 import calendar
 import math
+import os
 import re
+import tempfile
 import time
+import urllib.error
+import urllib.request
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import STATUSES
@@ -44,6 +50,7 @@ SUBJECT_LABELS = ("node", "nic", "peer", "peer_nic", "address", "fabric", "switc
                   "phase", "path")
 METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+JOB = "dgxpod"  # the Pushgateway job (the pod is the group's second label)
 FINISHED_FORMATS = ("%Y%m%dT%H%M%SZ", "%Y%m%dT%H%MZ")  # results.json ``finished`` (roles/pod_report)
 
 Labels = Tuple[Tuple[str, str], ...]
@@ -201,3 +208,55 @@ def prometheus_text(doc: Mapping[str, Any]) -> str:
 
 # the brief's name for it (issue 43): the text is Prometheus' 0.0.4 format, see the module docstring
 openmetrics = prometheus_text
+
+
+def textfile_name(pod: Any) -> str:
+    """``dgxpod_<pod>.prom``: one file per pod in a textfile collector's directory (the collector reads ``*.prom``),
+    the pod's name with anything but letters, digits, ``-``, ``_`` and ``.`` made ``_``."""
+    return "%s%s.prom" % (PREFIX, re.sub(r"[^A-Za-z0-9_.-]", "_", str(pod or "pod")))
+
+
+def write_textfile(directory: str, pod: Any, text: str) -> str:
+    """Write ``text`` as :func:`textfile_name` in ``directory`` atomically: a temporary file in the same directory
+    (not ``*.prom``, so the collector never reads half of it), then a rename over the old file (node_exporter README,
+    "Textfile Collector"). The path written; OSError when the directory cannot take it."""
+    path = os.path.join(directory, textfile_name(pod))
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % textfile_name(pod), suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would keep a node_exporter running as another user out
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def pushgateway_url(base: str, pod: Any) -> str:
+    """``<base>/metrics/job/dgxpod/pod@base64/<pod>``: the group of this pod's metrics on a Pushgateway (the pod's
+    name base64url-encoded, so any name is one path segment: pushgateway README, "URL")."""
+    value = base64.urlsafe_b64encode(str(pod or "").encode("utf-8")).decode("ascii") or "="
+    return "%s/metrics/job/%s/pod@base64/%s" % (base.rstrip("/"), JOB, value)
+
+
+def push(base: str, pod: Any, text: str, timeout: float = 10.0) -> Optional[str]:
+    """PUT ``text`` to the Pushgateway at ``base`` (http:// or https://) as this pod's group, replacing what the
+    pod's last run pushed. None when it took it (2xx), else what went wrong, in words (the caller warns: an
+    unreachable Pushgateway never fails a validation run)."""
+    if not re.match(r"^https?://", base or ""):
+        return "pushgateway %r: not an http:// or https:// URL" % (base,)
+    url = pushgateway_url(base, pod)
+    request = urllib.request.Request(url, data=text.encode("utf-8"), method="PUT",
+                                     headers={"Content-Type": CONTENT_TYPE})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - the URL is checked above
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode("utf-8", "replace").strip()[:300]
+        return "pushgateway %s answered HTTP %s%s" % (url, exc.code, ": %s" % body if body else "")
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        return "pushgateway %s: %s" % (url, reason)
+    return None if 200 <= status < 300 else "pushgateway %s answered HTTP %s" % (url, status)
