@@ -84,19 +84,27 @@ SRC_DGX2 = "NVIDIA DGX-2 User Guide: 16x V100 SXM3, 12 NVSwitches, 6 NVLinks per
 SRC_DGXA100 = ("NVIDIA DGX A100 User Guide and 'NVIDIA A100 Tensor Core GPU Architecture' white paper: 8x A100 "
                "SXM4, 12 third-generation NVLink links per GPU through 6 NVSwitches, PCIe Gen4 x16; NVSwitch "
                "systems need nvidia-fabricmanager running")
-SRC_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, 'Introduction to the NVIDIA DGX H100/H200 System' (hardware overview), and "
-               "the DGX BasePOD RA 'Core Components' (docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-"
-               "foundation-enterprise-ai/latest/core-components.html): 8 Hopper GPUs, 640 GB GPU memory (8x 80 GB), four "
+SRC_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, 'Introduction to the NVIDIA DGX H100/H200 System' (hardware "
+               "overview), and "
+               "the DGX BasePOD RA 'Core Components' "
+               "(docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-"
+               "foundation-enterprise-ai/latest/core-components.html): 8 Hopper GPUs, 640 GB GPU memory (8x 80 GB), "
+               "four "
                "NVSwitch chips, PCIe 5.0; 18 fourth-generation NVLinks per GPU (900 GB/s, DGX SuperPOD H100 RA 'Key "
-               "Components'); nvidia-smi names the GPU 'NVIDIA H100 80GB HBM3' (nccl-tests logs, e.g. NVIDIA/nccl#1264)")
-SRC_DGXH200 = ("NVIDIA DGX H100/H200 User Guide (one guide for both) and the DGX BasePOD RA 'Core Components': 8 H200 GPUs, "
-               "1,128 GB GPU memory (8x 141 GB), four NVSwitch chips, the same CPU tray, network cards and drives as the "
+               "Components'); nvidia-smi names the GPU 'NVIDIA H100 80GB HBM3' (nccl-tests logs, e.g. "
+               "NVIDIA/nccl#1264)")
+SRC_DGXH200 = ("NVIDIA DGX H100/H200 User Guide (one guide for both) and the DGX BasePOD RA 'Core Components': 8 H200 "
+               "GPUs, "
+               "1,128 GB GPU memory (8x 141 GB), four NVSwitch chips, the same CPU tray, network cards and drives as "
+               "the "
                "DGX H100; NVLink 4, 18 links per GPU (MLCommons inference v4.1 NVIDIA H200-SXM-141GBx8 system "
                "description: '18x 4th Gen NVLink, 900GB/s', 'PCIe Gen5 x16'); nvidia-smi names the GPU 'NVIDIA H200' "
                "(NVIDIA/nccl-tests#272, 8x H200 all_reduce_perf log)")
 SRC_DGXB200 = ("NVIDIA DGX B200 User Guide, 'Introduction to NVIDIA DGX B200 Systems', DGX B200 Component Descriptions "
-               "(docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html): 8x B200, 1,440 GB total GPU memory "
-               "(8x 180 GB), 2x 5th generation NVLink switches (14.4 TB/s aggregate = 8x 1.8 TB/s: 18 NVLink 5 links per "
+               "(docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html): 8x B200, 1,440 GB total GPU "
+               "memory "
+               "(8x 180 GB), 2x 5th generation NVLink switches (14.4 TB/s aggregate = 8x 1.8 TB/s: 18 NVLink 5 links "
+               "per "
                "GPU at 50 GB/s per direction; MLCommons inference v6.0 Nebius B200 system description: '18x 5th Gen "
                "NVLink', 'PCIe Gen5 x16'); nvidia-smi names the GPU 'NVIDIA B200' (nvidia-smi -L outputs in public "
                "issue threads)")
@@ -107,7 +115,8 @@ SRC_NVLINK_RATE = ("nvidia-smi nvlink -s (docs/hardware-facts.md 'GPU health too
                    "link (the V100 rate, fixture nvlink_s_turing.txt), 26.562 GB/s per NVLink 4 link (H100, "
                    "nvlink_s_h100_550.txt; H200 has the same NVLink 4 ports); A100: 25 GB/s per NVLink 3 link and "
                    "direction (600 GB/s over 12 links, 'NVIDIA A100 Tensor Core GPU Architecture' white paper); "
-                   "53.125 GB/s per NVLink 5 link as nvidia-smi nvlink -s prints it on GB200 (NVIDIA/k8s-test-infra#371) "
+                   "53.125 GB/s per NVLink 5 link as nvidia-smi nvlink -s prints it on GB200 "
+                   "(NVIDIA/k8s-test-infra#371) "
                    "and B300 (a public DGX B300 bring-up log) - no B200 output of nvlink -s was found in our sources; "
                    "B200 has the same NVLink 5 ports (18 x 50 GB/s nominal per direction)")
 
@@ -122,14 +131,19 @@ SRC_INV_DGXA100 = ("NVIDIA DGX A100 User Guide, hardware overview (component des
                    "4x 3.84 TB U.2 NVMe (15 TB; 8x, 30 TB, on the 640 GB system) in RAID 0 on /raid, 6x 3 kW "
                    "power supplies; 8 NUMA nodes: the EPYC 7742s run NPS4 (the GPUs' NUMA affinity 0-7 in "
                    "nvidia-smi topo -m, fixture gpu/topo_dgxa100_nic_legend.txt)")
-SRC_INV_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, hardware overview (component descriptions), and the DGX BasePOD RA "
-                   "'Core Components' (DGX H200 and H100): 2x Xeon Platinum 8480C, 112 cores total (2 NUMA nodes), 2 TB "
+SRC_INV_DGXH100 = ("NVIDIA DGX H100/H200 User Guide, hardware overview (component descriptions), and the DGX BasePOD "
+                   "RA "
+                   "'Core Components' (DGX H200 and H100): 2x Xeon Platinum 8480C, 112 cores total (2 NUMA nodes), 2 "
+                   "TB "
                    "DDR5 as 32x 64 GB DIMMs, OS 2x 1.92 TB M.2 NVMe (RAID 1), internal storage 8x 3.84 TB U.2 NVMe "
                    "(RAID 0 on /raid), 6x 3.3 kW power supplies (4+2 redundant, 10.2 kW max)")
-SRC_INV_DGXH200 = ("NVIDIA DGX H100/H200 User Guide (one hardware overview for both systems) and the DGX BasePOD RA 'Core "
-                   "Components': the DGX H200 has the DGX H100's CPU tray - 2x Xeon Platinum 8480C (2 NUMA nodes), 2 TB "
+SRC_INV_DGXH200 = ("NVIDIA DGX H100/H200 User Guide (one hardware overview for both systems) and the DGX BasePOD RA "
+                   "'Core "
+                   "Components': the DGX H200 has the DGX H100's CPU tray - 2x Xeon Platinum 8480C (2 NUMA nodes), 2 "
+                   "TB "
                    "as 32 DIMMs, OS 2x 1.92 TB M.2 NVMe, 8x 3.84 TB U.2 NVMe, 6x 3.3 kW power supplies (4+2)")
-SRC_INV_DGXB200 = ("NVIDIA DGX B200 User Guide, DGX B200 Component Descriptions and Power Specifications: 2x Intel Xeon "
+SRC_INV_DGXB200 = ("NVIDIA DGX B200 User Guide, DGX B200 Component Descriptions and Power Specifications: 2x Intel "
+                   "Xeon "
                    "Platinum 8570, 56 cores each; 2 TB using 32 DIMMs (upgradable to 4 TB: that configuration's DIMM "
                    "count is not given there, so the catalogue lists 2 TB only - a 4 TB DGX B200 sets "
                    "expectations.node.memory_gb); OS 2x 1.92 TB NVMe M.2 (RAID 1); data cache 8x 3.84 TB NVMe U.2 SED "
@@ -139,7 +153,8 @@ SRC_INV_DGXB200 = ("NVIDIA DGX B200 User Guide, DGX B200 Component Descriptions 
 # The BasePOD RA on the two dual-port cards of the current DGX: "Each pair of dual-port BlueField-3 HCAs (NIC mode)
 # provide parallel pathways to the storage and management fabrics" (B200); DGX H100/H200: 2x dual-port QSFP112
 # ConnectX-7 VPI. One port of each card typically goes to storage, the other to in-band management (the RA).
-SRC_HCAS_H = ("NVIDIA DGX H100/H200 User Guide, hardware overview, and DGX BasePOD RA 'Core Components': 'Four OSFP ports "
+SRC_HCAS_H = ("NVIDIA DGX H100/H200 User Guide, hardware overview, and DGX BasePOD RA 'Core Components': 'Four OSFP "
+              "ports "
               "serving eight single-port NVIDIA ConnectX-7 VPI' (the compute fabric, NDR 400 Gb/s InfiniBand or 400 "
               "GbE), '2x dual-port QSFP112 NVIDIA ConnectX-7 VPI, up to 400 Gb/s InfiniBand/Ethernet' (storage and "
               "in-band management); ConnectX-7: 'PCIe Gen 5.0 through x16 edge connector' (NVIDIA ConnectX-7 user "
