@@ -126,7 +126,7 @@ def judge_healthy(results: Dict[str, Any], rc: int) -> Verdict:
                    % (len(bad), len(findings), rc))
 
 
-def validate_args(tags: Iterable[str], preflight: bool = False) -> List[str]:
+def validate_args(tags: Iterable[str], preflight: bool = False, extra_vars: Iterable[str] = ()) -> List[str]:
     """validate.yml arguments for a set of tags: the tags, and the expensive stages they do not ask for
     skipped (``--tags network`` would otherwise run the iperf3 rounds too). No tags: state-only, all stages.
     ``preflight`` False skips the pod-model preflight (the drill's narrow runs; see PREFLIGHT)."""
@@ -135,6 +135,8 @@ def validate_args(tags: Iterable[str], preflight: bool = False) -> List[str]:
     out = ["ansible-playbook", "validate.yml", "-i", "inventories/sim"]
     if tags:
         out += ["--tags", ",".join(tags)]
+    for v in extra_vars:  # a fault's stage option (Fault.extra_vars)
+        out += ["-e", v]
     return out + (["--skip-tags", ",".join(skip)] if skip else [])
 
 
@@ -249,7 +251,7 @@ class Drill:
             fl.inject(self.ctx, f.name, node)
             marks.append(self.clock())
             since = self.wall()
-            rc = self.run(validate_args(f.tags))
+            rc = self.run(validate_args(f.tags, extra_vars=getattr(f, "extra_vars", ())))
             marks.append(self.clock())
             v = judge_fault(self.read_results(since), f.targets(self.ctx.pod(), node), f.checks, f.keywords,
                             f.single)

@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Tuple
 from .base import MPI_CONTAINER, PFC_PRIORITY, PODSIM, Ctx, Fault, in_node, podsim, wrong_address
 from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fstab_inject, _ganesha_restart,
                          _ganesha_stop, _gpu, _hosts_inject, _hosts_stale_inject, _link, _mtu, _nccl_env_inject,
-                         _neighbour_port, _node,
+                         _every_dgx, _neighbour_port, _node,
                          _on_switch, _qos_clear, _qos_inject, _signal_daemon, _sshd_freeze, _switch_cli,
                          _switch_fault, _switch_restore, _umount, cabled_port, fstab_with_changed_option,
                          hosts_with_changed_entry)
@@ -56,6 +56,8 @@ def _catalogue() -> Tuple[Fault, ...]:
     gpu_ecc = _gpu("ecc", "2")
     gpu_nvlink = _gpu("nvlink_down", "3:4")
     gpu_driver = _gpu("driver", "418.87.01")
+    gpu_unpinned = _gpu("driver", "410.104")
+    h2d_half = _node("h2d_half", "5")
     # node health (issue 39 item 7): the stand-ins' kernel log, BMC, memory and NVMe (sim/standins/podsim_node.py)
     xid79, xid48 = _node("xid79", "3"), _node("xid48", "2")
     aer, flap = _node("aer_hca", "mlx5_1"), _node("link_flap", "mlx5_2")
@@ -123,6 +125,13 @@ def _catalogue() -> Tuple[Fault, ...]:
         Fault("dgx_unreachable", "reachability", "sim-dgx4", "sshd frozen (SIGSTOP), open sessions ended",
               ("identity",), ("identity",), ("does not answer", "unreachable", "timed out", "timeout"),
               _sshd_freeze, _continue_daemon("sshd")),
+        # issue 39: GPU copy bandwidth (nvbandwidth stand-in, the GPU stage's option) and a pinned driver
+        Fault("gpu_h2d_half", "gpu", "sim-dgx4", "GPU 5's host-to-device copy at half its peers' (nvbandwidth "
+              "stand-in)", ("gpu",), ("gpu_bandwidth_h2d_peers",), ("host-to-device",), h2d_half[0], h2d_half[1],
+              extra_vars=("gpu_nvbandwidth=true",)),
+        Fault("gpu_driver_unpinned", "gpu", "sim-dgx1", "every DGX on driver 410.104, outside the sim pod's pin "
+              "'418.' (all alike: the consistency check cannot see it; stand-in)", ("gpu",), ("version_pin_driver",),
+              ("outside the pin",), _every_dgx(gpu_unpinned[0]), _every_dgx(gpu_unpinned[1])),
         # issue 46: causes that named the wrong thing
         Fault("hosts_stale_line", "host-network", "sim-dgx2", "a stale /etc/hosts line above the managed block maps "
               "the next DGX to a wrong address (the block itself is right)", ("network",), ("network",),

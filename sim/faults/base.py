@@ -168,6 +168,8 @@ class Fault:
     # the report must hold this one finding only (issue 46: a fault under the multi-node jobs explains their
     # failures too - no finding of their own, no wall of repeated rank errors)
     single: bool = False
+    # extra variables of the fault's validate.yml run ("gpu_nvbandwidth=true": a stage option off by default)
+    extra_vars: Tuple[str, ...] = ()
 
     def targets(self, pod: pm.Pod, node: str) -> Tuple[str, ...]:
         return tuple(self.where(pod, node)) if self.where else (node,)

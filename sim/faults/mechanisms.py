@@ -212,6 +212,14 @@ def _gpu(key: str, value: str):
     return inject, clear
 
 
+def _every_dgx(act):
+    """A per-node inject or clear applied to every DGX of the pod (a fault the pod has all alike)."""
+    def every(ctx, node, rec):
+        for d in ctx.pod().dgx:
+            act(ctx, d.name, rec)
+    return every
+
+
 # --------------------------------------------------------------------------- node health (the stand-ins' faults)
 
 def _node(key: str, value: str):

@@ -412,3 +412,9 @@ def test_the_module_reports_a_crash_or_a_cut_output_as_an_error():
     health = importlib.import_module("dgx_gpu_health")
     assert health.read_nvbandwidth(None, lambda tool: None, 900) == {"result": None,
                                                                      "error": "nvbandwidth is not installed"}
+
+
+def test_the_literal_check_names_cover_what_is_emitted():
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu import bandwidth_eval
+    emitted = {"gpu_bandwidth_%s%s" % (d, p) for d in ("h2d", "d2h", "d2d") for p in ("", "_peers")}
+    assert set(bandwidth_eval.CHECKS) == {"gpu_bandwidth"} | emitted

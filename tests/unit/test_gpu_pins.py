@@ -201,3 +201,9 @@ def test_the_gpu_table_has_a_pins_column(tmp_path):
     assert "| sim-dgx1 | 8 x Tesla V100-SXM2-32GB | 418.67 / CUDA 10.1 |" in md
     row = next(line for line in md.splitlines() if line.startswith("| sim-dgx1 | 8 x"))
     assert row.endswith("| - | fail |")  # no nvbandwidth run; the driver outside the pin
+
+
+def test_the_literal_check_names_cover_every_key():
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu import pins as pins_mod
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import VERSION_KEYS
+    assert set(pins_mod.CHECKS) == {"version_pin_%s" % k for k in VERSION_KEYS}

@@ -143,6 +143,8 @@ def emittable_checks():
                 names.update(re.findall(r"""\(\s*["']([a-z][a-z0-9_]+)["']\s*,""", text))
                 names.update(re.findall(r"^\s*check: ([a-z][a-z0-9_]+)\s*$", text, re.M))
                 names.update(re.findall(r"""^[A-Z_]*CHECK[A-Z_]* = ["']([a-z][a-z0-9_]+)["']""", text, re.M))
+                for tup in re.findall(r"^[A-Z_]*CHECKS = \(([^)]*)\)", text, re.M):  # a module's literal check names
+                    names.update(re.findall(r"""["']([a-z][a-z0-9_]+)["']""", tup))
                 if name == "drift.yml":  # the drift stage names its checks drift_<file entry name>
                     names.update("drift_" + n for n in re.findall(r"^\s+name: ([a-z][a-z0-9_]+)\s*$", text, re.M))
     return names

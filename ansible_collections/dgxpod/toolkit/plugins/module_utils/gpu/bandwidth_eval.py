@@ -68,6 +68,10 @@ _TESTS = {"h2d": ("host_to_device_memcpy_ce", "host_to_device_memcpy_sm"),
                   "device_to_device_memcpy_read_sm", "device_to_device_memcpy_write_sm")}
 
 
+# every check this module emits (the fault drill and its tests name checks literally)
+CHECKS = ("gpu_bandwidth", "gpu_bandwidth_h2d", "gpu_bandwidth_d2h", "gpu_bandwidth_d2d", "gpu_bandwidth_h2d_peers",
+          "gpu_bandwidth_d2h_peers", "gpu_bandwidth_d2d_peers")
+
 def _test_matrix(parsed: Dict[str, Any], direction: str) -> Tuple[Optional[str], Optional[Dict[str, Any]], List[str]]:
     """(test name, its matrix, why none) of the best test ``direction`` is read from. A test whose name the tool
     did not print is known by its matrix's SUM key."""

@@ -34,6 +34,9 @@ __all__ = ["check_pins", "pin_holds", "version_numbers", "version_pins"]
 
 # Keys the GPU stage reads, and how (gpu/eval.py facts: dgx_gpu_health's dgx_gpu).
 READ = ("driver", "cuda", "vbios", "ofed", "hca_firmware")
+# every check this module emits, one per VERSION_KEYS key (the fault drill and its tests name checks literally)
+CHECKS = ("version_pin_driver", "version_pin_cuda", "version_pin_vbios", "version_pin_ofed", "version_pin_hca_firmware",
+          "version_pin_nccl", "version_pin_fabric_manager", "version_pin_kernel", "version_pin_bios")
 _WHAT = {"driver": "NVIDIA driver", "cuda": "CUDA version", "vbios": "VBIOS", "ofed": "OFED/DOCA release",
          "hca_firmware": "HCA firmware"}
 
