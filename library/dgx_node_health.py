@@ -89,7 +89,7 @@ dgx_node:
       elements: dict
     readings:
       description: "Per reading its parsed value or null: lscpu, meminfo, numactl, swaps, nvme_list, smartctl
-        ({nvmeN: ...}), df, uname_r, sel, sdr."
+        ({nvmeN: ...}), df, uname_r, bios (the DMI BIOS version, for a pin), sel, sdr."
       type: dict
     errors:
       description: Per reading that could not be read, why (tool missing, exit status and its words, parser error).
@@ -280,6 +280,14 @@ def read_smart(readings, drives):
         readings.errors["smartctl"] = "; ".join(failed)
 
 
+def _one_line(text):
+    """The one value of a sysfs file (the DMI BIOS version): its first line, stripped; an empty file is refused."""
+    value = text.strip().splitlines()[0].strip() if text.strip() else ""
+    if not value:
+        raise ParseError("sys/class/dmi/id/bios_version", "the file is empty")
+    return value
+
+
 def gather(run, which, fs_root="/", window_hours=24, since=None, tool_timeout=60, now=None):
     """Everything the module returns, with ``run(cmd, timeout)`` and ``which(name)`` injected (unit-testable);
     ``now`` the window's end (epoch seconds, default the clock)."""
@@ -308,6 +316,9 @@ def gather(run, which, fs_root="/", window_hours=24, since=None, tool_timeout=60
     # -l: local filesystems only - a hung NFS mount would hold df (and / and the RAID are local)
     r.tool("df", ["df", "-P", "-B1", "-l"], parse_df, ok=lambda rc: rc in (0, 1))
     r.tool("uname_r", ["uname", "-r"], parse_uname_r)
+    bios = os.path.join(fs_root, "sys/class/dmi/id/bios_version")
+    if os.path.exists(bios):  # no DMI (a VM, the simulator): no reading and no error - a BIOS pin says "not read"
+        r.file("bios", bios, _one_line)
     r.tool("sel", ["ipmitool", "sel", "elist"], parse_sel_elist)
     r.tool("sdr", ["ipmitool", "sdr", "elist"], parse_sdr_elist)
     errors.update(r.errors)

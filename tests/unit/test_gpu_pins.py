@@ -132,10 +132,23 @@ def test_vbios_is_judged_per_gpu_when_the_reading_has_it(tmp_path):
 
 
 def test_a_pin_the_stage_does_not_read_is_skipped_for_the_pod_not_dropped(tmp_path):
+    # the kernel pin is the node stage's (node_pins), not the GPU stage's
     checks = evaluate(pod(tmp_path), pins(kernel="5.15.0-", nccl=">=2.18"))
-    assert [(c.check, c.host, c.status) for c in checks] == [("version_pin_kernel", "pod", "skipped"),
-                                                             ("version_pin_nccl", "pod", "skipped")]
+    assert [(c.check, c.host, c.status) for c in checks] == [("version_pin_nccl", "pod", "skipped")]
     assert checks[0].category == POD_STATE and "does not read" in checks[0].reason
+
+
+def test_the_node_stage_judges_the_kernel_and_bios_pins_on_every_node():
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.pins import node_pins
+    values = {"dgx-1": {"kernel": "5.15.0-1042-nvidia", "bios": "1.6.7"},
+              "dgx-2": {"kernel": "6.8.0-31-generic", "bios": None, "bios_error": "no DMI BIOS version read"}}
+    checks = node_pins(values, pins(kernel="5.15.0-*", bios="1.6.", driver="418."))
+    got = [(c.check, c.host, c.status) for c in checks]
+    assert got == [("version_pin_bios", "dgx-1", "pass"), ("version_pin_bios", "dgx-2", "error"),
+                   ("version_pin_kernel", "dgx-1", "pass"), ("version_pin_kernel", "dgx-2", "fail")]
+    assert "Linux kernel 6.8.0-31-generic is outside the pin 5.15.0-*" in checks[3].cause
+    assert "no DMI BIOS version read" in checks[1].reason
+    assert node_pins(values, pins(driver="418.")) == []  # nothing the node stage judges is pinned
 
 
 def test_a_dgx_without_a_reading_is_an_error_naming_it(tmp_path):

@@ -30,15 +30,18 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validatio
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE, CheckResult,
                                                                                   Subject)
 
-__all__ = ["check_pins", "pin_holds", "version_numbers", "version_pins"]
+__all__ = ["check_pins", "node_pins", "pin_holds", "version_numbers", "version_pins"]
 
 # Keys the GPU stage reads, and how (gpu/eval.py facts: dgx_gpu_health's dgx_gpu).
 READ = ("driver", "cuda", "vbios", "ofed", "hca_firmware")
+# the pins the node stage judges (module_utils/node/eval.py: uname -r, the DMI BIOS version) - the GPU stage leaves
+# them to it
+NODE_READ = ("kernel", "bios")
 # every check this module emits, one per VERSION_KEYS key (the fault drill and its tests name checks literally)
 CHECKS = ("version_pin_driver", "version_pin_cuda", "version_pin_vbios", "version_pin_ofed", "version_pin_hca_firmware",
           "version_pin_nccl", "version_pin_fabric_manager", "version_pin_kernel", "version_pin_bios")
 _WHAT = {"driver": "NVIDIA driver", "cuda": "CUDA version", "vbios": "VBIOS", "ofed": "OFED/DOCA release",
-         "hca_firmware": "HCA firmware"}
+         "hca_firmware": "HCA firmware", "kernel": "Linux kernel", "bios": "BIOS"}
 
 
 def version_numbers(text: str) -> Tuple[int, ...]:
@@ -174,6 +177,8 @@ def check_pins(facts_by_node: Dict[str, Dict[str, Any]], expectations: Optional[
                                    reason="unknown version pin '%s' (preflight names it): the pins are %s" % (
                                        key, ", ".join(VERSION_KEYS)), subject=Subject(), category=POD_STATE))
             continue
+        if key in NODE_READ:
+            continue  # judged by the node stage (node_pins)
         if key not in READ:
             out.append(CheckResult("version_pin_%s" % key, "pod", "skipped", expected=_pin_text(pin), source=source,
                                    reason="%s is pinned (%s) but the GPU stage does not read %s" % (
@@ -182,4 +187,23 @@ def check_pins(facts_by_node: Dict[str, Dict[str, Any]], expectations: Optional[
             continue
         for node, facts in sorted(facts_by_node.items()):
             out += _node_checks(key, node, facts or {}, pin, source)
+    return out
+
+
+def node_pins(values_by_node: Dict[str, Dict[str, Optional[str]]], expectations: Optional[Dict[str, Any]]
+              ) -> List[CheckResult]:
+    """The node stage's pins (:data:`NODE_READ`): ``values_by_node`` = {node: {"kernel": uname -r, "bios": the DMI
+    BIOS version}} (None: not read, with the reason under ``<key>_error``). Per node and pin a pass or a fail (a
+    pod uniformly on a kernel outside the pin fails on every node), or an error when the value was not read. []
+    when nothing of NODE_READ is pinned."""
+    out: List[CheckResult] = []
+    for key, (pin, source) in sorted(version_pins(expectations).items()):
+        if key not in NODE_READ:
+            continue
+        for node, values in sorted(values_by_node.items()):
+            value = (values or {}).get(key)
+            if value is None:
+                out.append(_unread(key, node, source, str((values or {}).get(key + "_error") or "not read")))
+            else:
+                out.append(_node_result(key, node, pin, str(value), source))
     return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Dict, List, Mapping
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu import pins
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.node import inventory_eval, kernel_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, CheckResult, Subject,
                                                                                   no_result)
@@ -72,7 +73,20 @@ def evaluate(recorded: Dict[str, Any], expectations: Dict[str, Any], context: An
     """Every node-stage check of every DGX the stage recorded (see the module docstring)."""
     kernel, inventory, errors = split(recorded)
     return (errors + kernel_eval.evaluate(kernel, expectations or {}, context)
-            + inventory_eval.evaluate(inventory, expectations or {}, context))
+            + inventory_eval.evaluate(inventory, expectations or {}, context)
+            + pins.node_pins(pin_values(inventory), expectations or {}))
+
+
+def pin_values(inventory: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """{node: {kernel, bios, and their read errors}} for the version pins the node stage judges (gpu/pins.node_pins)."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for node, rec in ((inventory or {}).get("nodes") or {}).items():
+        readings, errs = rec.get("readings") or {}, rec.get("errors") or {}
+        uname = readings.get("uname_r")
+        kernel = uname.get("release") if isinstance(uname, Mapping) else uname
+        out[node] = {"kernel": kernel, "kernel_error": errs.get("uname_r"), "bios": readings.get("bios"),
+                     "bios_error": errs.get("bios")}
+    return out
 
 
 # --------------------------------------------------------------------------- report
