@@ -132,23 +132,13 @@ import shutil
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_status
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.bandwidth_parse import parse_nvbandwidth
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_parse import parse_dcgmi_diag
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_plan import dcgm_timeout as planned_timeout
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.parse import (GpuParseError, parse_nvlink_errors,
     parse_nvlink_status, parse_proc_modules, parse_smi_xml, parse_topo_matrix, peermem_module)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers import read_sysfs
-
-
-def _run(cmd, timeout):
-    """(rc, stdout, stderr); rc None on timeout or when the tool cannot be started (common/run.py)."""
-    res = run_tool(cmd, timeout)
-    if res.timed_out:
-        return None, "", "timed out after %ds" % timeout
-    if res.error:
-        return None, "", res.error
-    return res.rc, res.stdout, res.stderr
 
 
 def _jsonable(value):
@@ -297,7 +287,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    facts = gather(_run, shutil.which, p["fs_root"], p["dcgm_level"], p["tool_timeout"], p["dcgm_timeout"],
+    facts = gather(run_status, shutil.which, p["fs_root"], p["dcgm_level"], p["tool_timeout"], p["dcgm_timeout"],
                    p["nvswitch"], p["nvbandwidth"], p["nvbandwidth_timeout"])
     module.exit_json(changed=False, dgx_gpu=facts)
 

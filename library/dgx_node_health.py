@@ -105,7 +105,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.parse_util import ParseError
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_status
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.smi_parse import parse_nvidia_smi_query
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.hw_parsers import read_sysfs
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.node.bmc_parse import parse_sdr_elist, parse_sel_elist
@@ -121,16 +121,6 @@ NO_NVME = "No NVMe devices detected."
 # smartctl's exit status bits 0 and 1 (command line, device open) mean no health log was read; the others say
 # what the log holds (smartctl(8) EXIT STATUS), so its JSON is read
 SMARTCTL_NO_READ = 0x03
-
-
-def _run(cmd, timeout):
-    """(rc, stdout, stderr); rc None on timeout or when the tool cannot be started (common/run.py)."""
-    res = run_tool(cmd, timeout)
-    if res.timed_out:
-        return None, "", "timed out after %ds" % timeout
-    if res.error:
-        return None, "", res.error
-    return res.rc, res.stdout, res.stderr
 
 
 def _words(rc, out, err):
@@ -340,7 +330,7 @@ def main():
     p = module.params
     if p["window_hours"] <= 0 and p["since"] is None:
         module.fail_json(msg="window_hours must be above 0 (or give since)")
-    facts = gather(_run, shutil.which, p["fs_root"], p["window_hours"], p["since"], p["tool_timeout"])
+    facts = gather(run_status, shutil.which, p["fs_root"], p["window_hours"], p["since"], p["tool_timeout"])
     module.exit_json(changed=False, dgx_node=facts)
 
 

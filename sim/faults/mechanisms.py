@@ -201,15 +201,22 @@ def _gpu_args(faults: dict) -> List[str]:
     return out
 
 
-def _gpu(key: str, value: str):
+def _standin_fault(verb: str, key: str, value: str):
+    """A fault of a stand-in verb (``podsim gpu``, ``podsim node``): the inject sets it; the clear sets again the node's
+    other faults of that verb as they are now, without this one."""
     def inject(ctx, node, rec):
-        ctx.run(podsim("gpu", node, "--fault", "%s=%s" % (key, value)))
+        ctx.run(podsim(verb, node, "--fault", "%s=%s" % (key, value)))
 
     def clear(ctx, node, rec):
-        current = json.loads(ctx.run(podsim("gpu", node)) or "{}")
+        current = json.loads(ctx.run(podsim(verb, node)) or "{}")
         current.pop(key, None)
-        ctx.run(podsim("gpu", node, "--clear", *_gpu_args(current)))
+        ctx.run(podsim(verb, node, "--clear", *_gpu_args(current)))
     return inject, clear
+
+
+def _gpu(key: str, value: str):
+    """A GPU stand-in fault (``podsim gpu``)."""
+    return _standin_fault("gpu", key, value)
 
 
 def _every_dgx(act):
@@ -223,16 +230,8 @@ def _every_dgx(act):
 # --------------------------------------------------------------------------- node health (the stand-ins' faults)
 
 def _node(key: str, value: str):
-    """A node health fault of the stand-ins (``podsim node``: the kernel log, the BMC, memory, NVMe). The clear
-    sets again the node's other node faults as they are now, without this one."""
-    def inject(ctx, node, rec):
-        ctx.run(podsim("node", node, "--fault", "%s=%s" % (key, value)))
-
-    def clear(ctx, node, rec):
-        current = json.loads(ctx.run(podsim("node", node)) or "{}")
-        current.pop(key, None)
-        ctx.run(podsim("node", node, "--clear", *_gpu_args(current)))
-    return inject, clear
+    """A node health fault of the stand-ins (``podsim node``: the kernel log, the BMC, memory, NVMe)."""
+    return _standin_fault("node", key, value)
 
 
 # --------------------------------------------------------------------------- files the deploy writes

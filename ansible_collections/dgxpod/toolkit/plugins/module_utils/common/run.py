@@ -169,3 +169,14 @@ def run_tool(argv, timeout, stdin=None, env=None, cwd=None, shell=False, merge_s
         raise ValueError("run_tool needs a bound: timeout=%r" % (timeout,))
     return start_tool(argv, stdin=stdin, env=env, cwd=cwd, shell=shell,
                       merge_stderr=merge_stderr).finish(timeout, grace)
+
+
+def run_status(argv, timeout):
+    """(rc, stdout, stderr) of :func:`run_tool`, the shape the health modules' ``gather(run, which, ...)`` take (their
+    tests inject a fake one); rc None with the reason as stderr on a timeout or when the tool cannot be started."""
+    res = run_tool(argv, timeout)
+    if res.timed_out:
+        return None, "", "timed out after %ds" % timeout
+    if res.error:
+        return None, "", res.error
+    return res.rc, res.stdout, res.stderr

@@ -15,9 +15,10 @@ NVIDIA Onyx's text ``show interfaces ethernet ... transceiver diagnostics`` / ``
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Dict, List, Optional
+
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.show_parse import eos_json
 
 __all__ = ["eos_dom_thresholds", "eos_environment_power", "eos_environment_cooling", "eos_environment_temperature",
            "nvue_platform_environment", "DOM_PARAMETERS"]
@@ -35,19 +36,7 @@ def _json(command: str, text: str, key: str) -> Dict[str, Any]:
     first = body.splitlines()[0].strip() if body else "(empty output)"
     if re.match(r"^(%\s*\S|Error:)", first):
         raise ValueError("%s: the switch answered with an error: %r" % (command, first[:120]))
-    start = body.find("{")
-    if start < 0:
-        raise ValueError("%s: expected JSON (| json), got %r" % (command, first[:120]))
-    try:
-        data, end = json.JSONDecoder().raw_decode(body[start:])
-    except ValueError as exc:
-        raise ValueError("%s: the JSON output does not parse: %s" % (command, exc)) from None
-    rest = body[start + end:].strip()
-    if rest and not re.match(r"^[\w.@:~()/\-]+(?: \[[^\]\n]*\])? ?[#>$]$", rest):
-        raise ValueError("%s: unexpected text after the JSON output: %r" % (command, rest.splitlines()[0][:120]))
-    if not isinstance(data, dict) or key not in data:
-        raise ValueError("%s: the JSON output has no %r key" % (command, key))
-    return data
+    return eos_json(command, body, key)
 
 
 def _num(command: str, where: str, value: Any, allow_none: bool = False) -> Optional[float]:

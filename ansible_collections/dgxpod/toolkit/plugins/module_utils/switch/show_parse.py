@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Tuple
 _PROMPT = re.compile(r"^[\w.@:~()/\-]+(?: \[[^\]\n]*\])? ?[#>$]$")
 
 
-def _json(command: str, text: str, key: str) -> Dict[str, Any]:
+def eos_json(command: str, text: str, key: str) -> Dict[str, Any]:
     """The JSON object of an EOS ``| json`` output, which must hold ``key``."""
     body = (text or "").strip()
     start = body.find("{")
@@ -117,7 +117,7 @@ def eos_interfaces_status(text: str) -> Dict[str, Dict[str, Any]]:
 
     ``linkStatus`` is connected | notconnect | disabled | errdisabled | ...; ``bandwidth`` in bit/s."""
     cmd = "show interfaces status | json"
-    data = _json(cmd, text, "interfaceStatuses")
+    data = eos_json(cmd, text, "interfaceStatuses")
     out: Dict[str, Dict[str, Any]] = {}
     for port, info in _table(cmd, data, "interfaceStatuses").items():
         if not isinstance(info, dict) or "linkStatus" not in info:
@@ -132,7 +132,7 @@ def eos_interfaces_status(text: str) -> Dict[str, Dict[str, Any]]:
 def eos_lldp_neighbors_detail(text: str) -> Dict[str, List[Dict[str, str]]]:
     """``show lldp neighbors detail | json`` -> {port: [{system_name, port_id, port_description, chassis_id}]}."""
     cmd = "show lldp neighbors detail | json"
-    data = _json(cmd, text, "lldpNeighbors")
+    data = eos_json(cmd, text, "lldpNeighbors")
     out: Dict[str, List[Dict[str, str]]] = {}
     for port, info in _table(cmd, data, "lldpNeighbors").items():
         if not isinstance(info, dict) or not isinstance(info.get("lldpNeighborInfo"), list):
@@ -178,7 +178,7 @@ def _eos_counters(cmd: str, text: str, table: str, need: Tuple[str, ...],
     """{port: {counter: n}} from the ports of an EOS ``| json`` counter table: every port has the counters ``need``
     (else ValueError naming the command and the port); ``keep`` (default ``need``) are returned when present."""
     out: Dict[str, Dict[str, int]] = {}
-    for port, info in _table(cmd, _json(cmd, text, table), table).items():
+    for port, info in _table(cmd, eos_json(cmd, text, table), table).items():
         if not isinstance(info, dict) or any(k not in info for k in need):
             raise ValueError("%s: %s lacks %s" % (cmd, port, "/".join(need)))
         out[port] = {k: _int(cmd, port, k, info[k]) for k in keep or need if k in info}
