@@ -17,6 +17,9 @@ expectation for one pod"):
   fabric manager, kernel, BIOS; :func:`check_version_pins`), whether or not the RA profile pins any;
 - ``expectations.node`` holds the node stage's thresholds (:data:`NODE_KEYS`, :func:`check_node_expectations`),
   whether or not the RA profile sets any (their defaults are the toolkit's, module_utils/node/);
+- ``expectations.regression`` holds the baseline comparison's tolerances (report/baseline.py ``tolerance``): a key is
+  a measurement class (:data:`REGRESSION_CLASSES`) or a performance check (:data:`REGRESSION_CHECKS`), its value a
+  fraction in [0, 1) (:func:`check_regression_tolerances`);
 - ``workload`` is a workload class the profile sizes; ``dataset_tb`` a positive number; ``caches_tb`` a mapping of
   cache name to TB.
 
@@ -30,9 +33,12 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import load_profile
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import Finding, suggest
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, LINK_PERF, NODE_PERF,
+                                                                                   POD_PERF)
 
-__all__ = ["check_node_expectations", "check_pod_validation", "check_validation", "check_version_pins", "NODE",
-           "NODE_KEYS", "VALIDATION_KEYS", "VERSION_KEYS", "VERSIONS"]
+__all__ = ["check_node_expectations", "check_pod_validation", "check_regression_tolerances", "check_validation",
+           "check_version_pins", "NODE", "NODE_KEYS", "REGRESSION", "REGRESSION_CHECKS", "REGRESSION_CLASSES",
+           "VALIDATION_KEYS", "VERSION_KEYS", "VERSIONS"]
 
 # The keys of pod.validation and what each is (docs/validation.md).
 VALIDATION_KEYS = {
@@ -76,6 +82,26 @@ NODE_KEYS = {
     "memory_gb": ("gib", "the installed memory, GiB (default: the catalogue configuration nearest MemTotal)"),
     "sel_since": ("time", "BMC SEL entries dated before this ISO date-time are not judged (default: all)"),
 }
+
+
+# ``expectations.regression``: how much worse than the pod's baseline run a measurement may be before it is a
+# ``regression_<check>`` (issue 43 item 3; report/baseline.py reads ``regression.<check>``, then
+# ``regression.<class>``, then its 10 % default). A key is a measurement class - the performance categories of
+# result/check.py - or one performance check, named as results.json names it.
+REGRESSION = "regression"
+REGRESSION_CLASSES = {
+    LINK_PERF: "a link's throughput (iperf, iperf_relative)",
+    NODE_PERF: "one node's measurement among its peers' (fio_read, fio_relative, gpu_bandwidth_*)",
+    JOB_PERF: "a GPU job's speed (nccl_busbw, nccl_relative, train_throughput, train_relative, ...)",
+    POD_PERF: "the pod or a step of many nodes as a whole (fio_scaling, storage_sizing, train_storage_bound)",
+}
+# the checks whose rows are performance rows (tests/unit/test_regression_profiles.py compares this list with the
+# evaluators' results, so a new performance check that is missing here fails a test rather than a pod's preflight)
+REGRESSION_CHECKS = ("iperf", "iperf_relative", "fio_read", "fio_relative", "fio_scaling", "storage_sizing",
+                     "nccl_busbw", "nccl_relative", "train_throughput", "train_relative", "train_read_rate",
+                     "train_storage_bound", "train_gpu_util", "gpu_bandwidth", "gpu_bandwidth_h2d",
+                     "gpu_bandwidth_d2h", "gpu_bandwidth_d2d", "gpu_bandwidth_h2d_peers", "gpu_bandwidth_d2h_peers",
+                     "gpu_bandwidth_d2d_peers")
 
 
 def _number(value: Any) -> bool:
@@ -165,7 +191,7 @@ def _and(words: List[str]) -> str:
 
 def _misplaced(key: str, known: Dict[str, Dict[str, List[Any]]], host: Optional[str]) -> Finding:
     path = "pod.validation.%s" % key
-    if key in known or key in (VERSIONS, NODE):
+    if key in known or key in (VERSIONS, NODE, REGRESSION):
         return Finding(host, "pod", path, "'%s' is an expectation category: pod.validation reads it only under "
                        "expectations, so it changes nothing here" % key,
                        "move it under pod.validation.expectations (pod.validation.expectations.%s)" % key)
@@ -200,11 +226,15 @@ def _check_expectations(exp: Any, known: Dict[str, Dict[str, List[Any]]], profil
         if cat == NODE:  # the node stage's thresholds: the toolkit's defaults, whether or not a profile sets any
             out.extend(check_node_expectations(keys, cpath, host))
             continue
+        if cat == REGRESSION:  # the baseline tolerances: classes and checks, whatever the profile lists
+            out.extend(check_regression_tolerances(keys, cpath, host))
+            continue
         if cat not in known:
             where = sorted(c for c, ks in known.items() if cat in ks)
-            close = suggest(cat, set(known) | {VERSIONS, NODE})
+            close = suggest(cat, set(known) | {VERSIONS, NODE, REGRESSION})
             out.append(Finding(host, "pod", cpath, "unknown expectation category '%s': the RA profiles have %s, "
-                               "nothing reads it" % (cat, ", ".join(sorted(set(known) | {VERSIONS, NODE}))),
+                               "nothing reads it" % (cat, ", ".join(sorted(set(known) | {VERSIONS, NODE,
+                                                                                        REGRESSION}))),
                                ("'%s' is a key of %s: write it as %s.%s.%s" % (cat, where[0], base, where[0], cat))
                                if where else ("did you mean '%s'?" % close) if close else
                                "use one of the categories listed"))
@@ -536,3 +566,66 @@ def _check_node_value(key: str, value: Any, path: str, host: Optional[str], out:
     elif value <= 0:
         out.append(Finding(host, "pod", path, "%s is not above 0 (%s)" % (_fmt(value), what),
                            "write a number above 0"))
+
+
+def check_regression_tolerances(items: Any, path: str = "pod.validation.expectations.regression",
+                                host: Optional[str] = None) -> List[Finding]:
+    """Findings on ``expectations.regression`` (an RA profile's or a pod's): a key that is neither a measurement
+    class (:data:`REGRESSION_CLASSES`) nor a performance check (:data:`REGRESSION_CHECKS`) is named with the one it
+    most likely means - nothing would read it and the 10 % default would stay; each value, bare or ``{value: ...,
+    source: ...}``, is a fraction of the baseline from 0 to below 1 (0.1 = 10 % worse allowed): a percentage such as
+    10 is named with its fraction, 1 or more would let a measurement fall to nothing (or below) unnoticed. The same
+    rule as report/baseline.py ``tolerance``, which refuses to compare with such a value, hours later."""
+    out: List[Finding] = []
+    keys = list(REGRESSION_CLASSES) + list(REGRESSION_CHECKS)
+    if not isinstance(items, Mapping):
+        out.append(Finding(host, "pod", path, "%s is not a mapping of regression tolerances" % _describe(items),
+                           "write regression: {<class or check>: {value: <fraction>, source: <why>}} (classes: %s)"
+                           % ", ".join(REGRESSION_CLASSES)))
+        return out
+    for key, item in items.items():
+        kpath = "%s.%s" % (path, key)
+        if str(key) not in keys:
+            close = suggest(key, keys)
+            out.append(Finding(host, "pod", kpath, "unknown regression tolerance '%s': neither a measurement class "
+                               "(%s) nor a performance check, so nothing reads it and the 10 %% default stays" % (
+                                   key, ", ".join(REGRESSION_CLASSES)),
+                               ("did you mean '%s'?" % close) if close else "use a class (%s) or a performance check "
+                               "(%s)" % (", ".join(REGRESSION_CLASSES), ", ".join(REGRESSION_CHECKS))))
+            continue
+        value = item
+        if isinstance(item, Mapping):
+            for k in item:
+                if str(k) not in ("value", "source"):
+                    close = suggest(k, ("value", "source"))
+                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of a regression tolerance "
+                                       "(it has value, source)", ("did you mean '%s'?" % close) if close else
+                                       "remove it"))
+            if "value" not in item:
+                out.append(Finding(host, "pod", kpath, "the tolerance has no value: the baseline comparison would "
+                                   "stop with an error", "write %s: {value: <fraction>, source: <why>} or the bare "
+                                   "fraction" % key))
+                continue
+            value, kpath = item["value"], kpath + ".value"
+        _check_tolerance(value, kpath, host, out)
+    return out
+
+
+def _check_tolerance(value: Any, path: str, host: Optional[str], out: List[Finding]) -> None:
+    """One tolerance: a number from 0 to below 1."""
+    if not _number(value):
+        out.append(Finding(host, "pod", path, "%s is not a number: a tolerance is a fraction of the baseline "
+                           "(0.1 = 10 %% worse allowed)" % _describe(value), "write a fraction without quotes or "
+                           "%, e.g. 0.1"))
+    elif value < 0:
+        out.append(Finding(host, "pod", path, "%s is negative: every measurement equal to the baseline's would be a "
+                           "regression" % _fmt(value), "write a fraction from 0 to below 1, e.g. 0.1"))
+    elif 1 <= value <= 100:
+        out.append(Finding(host, "pod", path, "%s is a percentage or a whole baseline: a tolerance is a fraction "
+                           "from 0 to below 1, and %s would let a measurement fall to nothing unnoticed" % (
+                               _fmt(value), _fmt(value)),
+                           "write %s (%s %%)" % (_fmt(value / 100.0), _fmt(value)) if value > 1 else
+                           "write a fraction below 1, e.g. 0.1"))
+    elif value > 100:
+        out.append(Finding(host, "pod", path, "%s is outside [0, 1): a tolerance is a fraction of the baseline" %
+                           _fmt(value), "write a fraction from 0 to below 1, e.g. 0.1"))
