@@ -18,7 +18,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the collection's module_utils: ansible_collections.dgxpod.toolkit...
 
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import SWITCH_MODELS  # noqa: E402
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.switches import (SWITCH_MODELS,  # noqa: E402
+    ib_link, ib_port_number)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema import (FABRIC_SCHEMA, NIC_SCHEMA,  # noqa: E402
     POD_SCHEMA, SLURM_SCHEMA, STORAGE_NODE_SCHEMA, STORAGE_SCHEMA, SWITCH_SCHEMA, Field)
 
@@ -113,6 +114,14 @@ MEANINGS["slurm"] = {
 MEANINGS["pod"]["validation"] = ("expectation overrides and sizing inputs for validate.yml (`expectations`, "
                                  "`workload`, `dataset_tb`, `caches_tb`; nothing else is read: a threshold goes "
                                  "under `expectations.<category>`; docs/validation.md)")
+# InfiniBand fabric validation (issue 40 item 3, validate.yml --tags ib; docs/validation.md).
+MEANINGS["fabric"]["pkeys"] = ("InfiniBand only: partition keys (`0x0001`..`0x7fff`, the 15-bit key) every HCA port of "
+                               "the fabric must hold (`ib_pkey`; the default partition is `0x7fff`)")
+MEANINGS["nic"]["port_guid"] = ("InfiniBand only: the HCA port's GUID (`0x` + 16 hex digits, ibstat's `Port GUID`); "
+                                "given, the IB stage names the HCA by it instead of its node description")
+MEANINGS["switch"]["guid"] = ("InfiniBand switches: the node GUID (`0x` + 16 hex digits, ibnetdiscover's "
+                              "`switchguid`); given, the IB stage names the switch by it instead of its node "
+                              "description (`MF0;<name>:MQM8700/U1`)")
 MEANINGS["switch"]["raw_cli"] = ("lines appended verbatim to the rendered config: the escape hatch for what the model "
                                  "lacks (e.g. 004's `transceiver qsfp default-mode 4x10G`; docs/switches.md)")
 
@@ -150,12 +159,21 @@ def table(name: str) -> str:
     return "\n".join(rows)
 
 
+def _ib_words(m) -> str:
+    """An IB switch's link (4X HDR) and how its last port name maps to the IB port number the fabric tools print."""
+    link = ib_link(m)
+    if link is None:
+        return "-"
+    return "%s %s; `%s` = IB port %d" % (link[0], link[1], m.ports[-1], ib_port_number(m, m.ports[-1]))
+
+
 def catalogue() -> str:
-    rows = ["| model | platform | ports | top speed (Gb/s) | max MTU | source |", "|---|---|---|---|---|---|"]
+    rows = ["| model | platform | ports | top speed (Gb/s) | max MTU | InfiniBand link | source |",
+            "|---|---|---|---|---|---|---|"]
     for name, m in SWITCH_MODELS.items():
-        rows.append("| `%s` | %s | `%s` … `%s` (%d) | %d | %s | %s |" % (
+        rows.append("| `%s` | %s | `%s` … `%s` (%d) | %d | %s | %s | %s |" % (
             name, m.platform, m.ports[0], m.ports[-1], len(m.ports), m.top_speed,
-            m.max_mtu if m.max_mtu else "(IB)", m.source))
+            m.max_mtu if m.max_mtu else "(IB)", _ib_words(m), m.source))
     return "\n".join(rows)
 
 

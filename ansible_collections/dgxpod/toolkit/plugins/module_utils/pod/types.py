@@ -57,6 +57,7 @@ class Fabric:
     gateway: Optional[str] = None
     roce: str = "none"             # none | lossless (ethernet only)
     ipoib_mode: Optional[str] = None  # datagram | connected (infiniband only)
+    pkeys: Tuple[str, ...] = ()    # partition keys its HCA ports hold (infiniband only; "0x7fff")
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Fabric:
@@ -70,7 +71,8 @@ class Fabric:
         return cls(name=name, kind=kind, subnet=subnet, mtu=mtu, carries=tuple(raw.get("carries") or ()),
                    gateway=raw.get("gateway"),
                    roce=(raw.get("roce") or "none") if kind == "ethernet" else "none",
-                   ipoib_mode=(raw.get("ipoib_mode") or "datagram") if kind == "infiniband" else None)
+                   ipoib_mode=(raw.get("ipoib_mode") or "datagram") if kind == "infiniband" else None,
+                   pkeys=tuple(str(k) for k in raw.get("pkeys") or ()) if kind == "infiniband" else ())
 
     def carries_any(self, *traffic: str) -> bool:
         return bool(set(self.carries) & set(traffic))
@@ -90,6 +92,7 @@ class Nic:
     default_route: bool = False
     switch: Optional[str] = None
     switch_port: Optional[str] = None
+    port_guid: Optional[str] = None  # an InfiniBand HCA port's GUID (ibstat's "Port GUID"), when the model gives it
 
     @property
     def prefix(self) -> int:
@@ -290,7 +293,8 @@ def _host(name: str, groups: List[str], hv: Mapping[str, Any], fabrics: Mapping[
             nics.append(Nic(host=name, index=i, name=str(raw["name"]), fabric=fabric, address=str(raw["address"]),
                             mtu=int(raw.get("mtu") or fabric.mtu), rdma_device=raw.get("rdma_device"),
                             speed=raw.get("speed"), default_route=bool(raw.get("default_route")),
-                            switch=raw.get("switch"), switch_port=raw.get("switch_port")))
+                            switch=raw.get("switch"), switch_port=raw.get("switch_port"),
+                            port_guid=raw.get("port_guid")))
         except (KeyError, TypeError, ValueError) as exc:
             raise PodError("%s: nics[%d] is incomplete (name, fabric, address): %s" % (name, i, exc)) from None
     return Host(name=name, groups=tuple(groups), nics=tuple(nics), ansible_host=hv.get("ansible_host"),

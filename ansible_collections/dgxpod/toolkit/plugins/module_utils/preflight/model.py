@@ -30,6 +30,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema im
     NIC_SCHEMA, POD_SCHEMA, role_of, STORAGE_PLATFORMS, STORAGE_SCHEMA, suggest, SWITCH_SCHEMA)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.switch_checks import (check_cabling,
     check_switch_l3, check_switches, host_mtu)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.ib_checks import check_ib
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.slurm_checks import check_slurm
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.settings_checks import (check_links,
     misplaced_hosts)
@@ -134,6 +135,7 @@ def validate(model: Dict[str, Any], profiles: Iterable[str]) -> List[Finding]:
     switch_hosts |= {h for h, f in misplaced.items() if getattr(f, "looks_like", None) == "switches"}
     check_switches(switches, usable, fabrics, out, switch_hosts)
     _check_nics(usable, fabrics, switches, out, declared, switch_hosts)
+    check_ib(pod, usable, fabrics, switches, any_host, out)
     if isinstance(pod, dict):
         _check_storage(pod.get("storage"), usable, fabrics, any_host, out)
         check_slurm(pod, usable, any_host, out)

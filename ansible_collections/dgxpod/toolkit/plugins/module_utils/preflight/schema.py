@@ -92,6 +92,8 @@ FABRIC_SCHEMA: Schema = {
     "gateway": Field("ipv4"),
     "roce": Field("str", choices=("none", "lossless")),
     "ipoib_mode": Field("str", choices=("datagram", "connected")),
+    "pkeys": Field("list", item=Field("str", hint="a partition key, 0x0001..0x7fff (the 15-bit key)"),
+                   hint="infiniband only: the partition keys the fabric's HCA ports must hold, e.g. ['0x7fff']"),
 }
 SCALE_SCHEMA: Schema = {
     "cluster_name": Field("str", True, hint="the Spectrum Scale cluster name mmlscluster shows on the storage nodes"),
@@ -145,6 +147,8 @@ NIC_SCHEMA: Schema = {
     "default_route": Field("bool"),
     "switch": Field("str", hint="the switch's inventory name", word=True),
     "switch_port": Field("str", hint="the port as the switch names it (Ethernet1/1, swp1, 1/1)", word=True),
+    "port_guid": Field("str", hint="infiniband only: the HCA port's GUID as ibstat prints it (0x0c42a10300a1b2c3)",
+                       word=True),
 }
 PORT_SCHEMA: Schema = {
     "mtu": Field("int", minimum=576, maximum=9216),
@@ -171,6 +175,7 @@ SWITCH_SCHEMA: Schema = {
     "routes": Field("list", item={"prefix": Field("cidr", True), "next_hop": Field("ipv4", True)}),
     "vlans": Field("dict", values=VLAN_SCHEMA),
     "raw_cli": Field("list", item=Field("str")),
+    "guid": Field("str", hint="InfiniBand switches: the node GUID ibnetdiscover prints (switchguid=0x...)", word=True),
 }
 STORAGE_NODE_SCHEMA: Schema = {
     "platform": Field("str", True, STORAGE_PLATFORMS),
