@@ -45,9 +45,16 @@ DEFAULTS: Dict[str, Any] = {
     "run_dir": "/run/slurm",
     "user": "slurm",
     "munge_socket": None,  # default munge's /run/munge/munge.socket.2
+    # dgxpod-health as slurmd's HealthCheckProgram (roles/slurm slurm_health_*; docs/slurm.md "The health
+    # program"): empty leaves the three lines out
+    "health_program": "",
+    "health_interval": 300,
+    "health_node_state": "ANY",
 }
 MPI_CHOICES = ("none", "pmi2", "pmix")
 PROCTRACK_CHOICES = ("linuxproc", "pgid", "cgroup")
+# slurm.conf(5) HealthCheckNodeState: the node states the program runs in (ANY: drained ones too, so it can resume)
+HEALTH_STATES = ("ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE")
 PARTITION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 CLUSTER_RE = re.compile(r"^[a-z0-9_][a-z0-9_-]{0,39}$")
 HARDWARE_KEYS = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "RealMemory")
@@ -109,6 +116,7 @@ def slurm_plan(slurm: Mapping[str, Any], pod_name: str, controller: Mapping[str,
         raise SlurmConfError("pod.slurm.mpi_default %r is not one of %s" % (conf["mpi_default"], MPI_CHOICES))
     if conf["proctrack"] not in PROCTRACK_CHOICES:
         raise SlurmConfError("pod.slurm.proctrack %r is not one of %s" % (conf["proctrack"], PROCTRACK_CHOICES))
+    health = _health(conf)
     if not nodes:
         raise SlurmConfError("the pod has no DGX node for the partition")
     out_nodes = []
@@ -125,7 +133,24 @@ def slurm_plan(slurm: Mapping[str, Any], pod_name: str, controller: Mapping[str,
             "slurmctld_port": int(conf["slurmctld_port"]), "slurmd_port": int(conf["slurmd_port"]),
             "state_dir": conf["state_dir"], "spool_dir": conf["spool_dir"], "log_dir": conf["log_dir"],
             "run_dir": conf["run_dir"], "user": conf["user"], "munge_socket": conf["munge_socket"],
-            "nodes": out_nodes}
+            "health": health, "nodes": out_nodes}
+
+
+def _health(conf: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """{program, interval, node_state} of the health program, or None when ``health_program`` is empty."""
+    program = str(conf.get("health_program") or "")
+    if not program:
+        return None
+    if not program.startswith("/"):
+        raise SlurmConfError("health_program %r: slurmd needs an absolute path" % program)
+    states = [s for s in str(conf.get("health_node_state") or "ANY").upper().split(",") if s]
+    if not states or set(states) - set(HEALTH_STATES):
+        raise SlurmConfError("health_node_state %r: one or more of %s" % (conf.get("health_node_state"),
+                                                                          ", ".join(HEALTH_STATES)))
+    interval = int(conf.get("health_interval") or 0)
+    if interval <= 0:
+        raise SlurmConfError("health_interval %r: seconds, above 0" % conf.get("health_interval"))
+    return {"program": program, "interval": interval, "node_state": ",".join(states)}
 
 
 def _host(name: str, address: Optional[str]) -> str:
@@ -166,6 +191,7 @@ def render_slurm_conf(plan: Mapping[str, Any]) -> str:
         "SlurmctldTimeout=120",
         "SlurmdTimeout=300",
         "GresTypes=gpu",
+    ] + _health_lines(plan.get("health")) + [
         "",
     ]
     for node in plan["nodes"]:
@@ -183,6 +209,16 @@ def render_slurm_conf(plan: Mapping[str, Any]) -> str:
     lines.append("PartitionName=%s Nodes=%s Default=YES MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" % (
         plan["partition"], ",".join(n["name"] for n in plan["nodes"])))
     return "\n".join(lines) + "\n"
+
+
+def _health_lines(health: Optional[Mapping[str, Any]]) -> List[str]:
+    """slurm.conf's HealthCheck lines (none without a health program)."""
+    if not health:
+        return []
+    return ["# dgxpod-health drains its own DGX on a failed check, resumes only its own drain (docs/slurm.md).",
+            "HealthCheckProgram=%s" % health["program"],
+            "HealthCheckInterval=%d" % health["interval"],
+            "HealthCheckNodeState=%s" % health["node_state"]]
 
 
 def render_gres_conf(plan: Mapping[str, Any]) -> str:
