@@ -168,8 +168,9 @@ class CumulusSession(Session):
     def _show(self, rest: List[str]) -> str:
         if rest[:2] == ["qos", "roce"]:
             return nv_show_qos_roce(self._applied(), "json" in rest)
-        out = nvue_operational(self.dev.state, self._applied(), rest)  # interface, LLDP (nvue_show.py)
+        out = nvue_operational(self.dev.state, self._applied(), rest)  # interface, LLDP, counters (nvue_show.py)
         if out is not None:
+            self.dev.save()  # counters may have moved
             return out
         if rest[:1] == ["system"]:
             return "hostname  %s\nbuild     Cumulus Linux 5.4.0\nuptime    1:02:03" % self.dev.hostname()

@@ -13,7 +13,13 @@ Answered from the switch's state (a JSON-able dict, see cli.py):
   ``port_down=P[,P]`` (the link is down: notconnect, no LLDP neighbour), ``port_speed=P:GBPS[,P:GBPS]``
   (the link came up at another speed), ``swap=P1,P2`` (the cables of two ports are swapped: each sees the
   other's neighbour), ``errors_rising=P[,P]``, ``discards_rising=P[,P]``, ``pause_rising=P[,P]`` (every
-  read of the counter adds to it, so two reads show a delta).
+  read of the counter adds to it, so two reads show a delta), ``optic_rx_low=P[,P]`` (the port's module reads
+  -14.2 dBm on every lane, below its -12.5 dBm low alarm), ``psu_failed=N`` (PSU N ``powerLoss``),
+  ``fan_failed=LABEL`` (fan ``1/1`` ... ``4/1``, or ``PowerSupply1/1``: ``failed``).
+
+Healthy by default: every wired port has a 100GBASE-SR4 module with its DOM inside its thresholds, two PSUs ``ok``,
+four fan trays ``ok``, the temperature sensors well below their overheat thresholds (the layouts of
+tests/unit/fixtures/fabric/eos_*__anta_tests_*.txt).
 
 The JSON keys are those of EOS's ``| json`` output (see tests/unit/fixtures/switch/SOURCES.md). A test double.
 """
@@ -24,12 +30,14 @@ import re
 from typing import Any, Dict, List, Optional
 
 try:
-    from .oper import link, natural, ports_of
+    from .oper import bump, link, natural, ports_of
 except ImportError:  # imported as a plain module (sim/fakeswitch on sys.path)
-    from oper import link, natural, ports_of  # type: ignore
+    from oper import bump, link, natural, ports_of  # type: ignore
 
 COMMANDS = ("show interfaces status", "show lldp neighbors detail", "show interfaces counters errors",
-            "show interfaces counters discards", "show priority-flow-control counters")
+            "show interfaces counters discards", "show priority-flow-control counters",
+            "show interfaces transceiver dom thresholds", "show system environment power",
+            "show system environment cooling", "show system environment temperature")
 RISE = {"errors_rising": {"inErrors": 7, "fcsErrors": 7}, "discards_rising": {"outDiscards": 11},
         "pause_rising": {"rxFrames": 1000, "txFrames": 0}}
 ZERO = {"inErrors": 0, "frameTooLongs": 0, "outErrors": 0, "frameTooShorts": 0, "fcsErrors": 0,
@@ -95,14 +103,85 @@ def _eos_mac(mac: Any) -> str:
 
 def _counters(state: Dict[str, Any], kind: str) -> Dict[str, Dict[str, int]]:
     """The counters after this read: ports named by a rising fault of ``kind`` go up."""
-    faults = state.get("faults") or {}
-    counters = state.setdefault("counters", {})
-    for port in _ethernet_ports(state):
-        entry = counters.setdefault(port, dict(ZERO))
-        if port in ports_of(faults.get(kind)):
-            for key, step in RISE[kind].items():
-                entry[key] = int(entry.get(key, 0)) + step
-    return counters
+    return bump(state, _ethernet_ports(state), {kind: RISE[kind]}, ZERO)
+
+
+# a healthy 100GBASE-SR4 module: (unit, lanes, value, lowAlarm, lowWarn, highWarn, highAlarm) per DOM parameter
+DOM = {"rxPower": ("dBm", 4, -2.4, -12.5, -9.5, 3.5, 5.5), "txPower": ("dBm", 4, -1.1, -10.5, -7.5, 3.5, 5.5),
+       "txBias": ("mA", 4, 7.8, 2.0, 3.0, 12.0, 13.0), "temperature": ("C", 0, 33.5, -5.0, 0.0, 70.0, 75.0),
+       "voltage": ("V", 0, 3.29, 2.9, 3.0, 3.6, 3.7)}
+RX_LOW = -14.2  # optic_rx_low: below the low alarm (a dirty fibre, a failing far-end optic)
+
+
+def dom_thresholds(state: Dict[str, Any]) -> Dict[str, Any]:
+    """``show interfaces transceiver dom thresholds``: a module on every wired port, none on the others."""
+    low = ports_of((state.get("faults") or {}).get("optic_rx_low"))
+    wired = state.get("wiring") or {}
+    out = {}
+    for i, port in enumerate(_ethernet_ports(state)):
+        entry: Dict[str, Any] = {"displayName": port}
+        if port in wired:
+            params = {}
+            for name, (unit, lanes, value, la, lw, hw, ha) in DOM.items():
+                if name == "rxPower" and port in low:
+                    value = RX_LOW
+                chans = {str(n): round(value - 0.05 * n, 3) for n in range(1, lanes + 1)} if lanes else {"-": value}
+                params[name] = {"unit": unit, "channels": chans, "threshold": {
+                    "lowAlarm": la, "lowAlarmOverridden": False, "lowWarn": lw, "lowWarnOverridden": False,
+                    "highWarn": hw, "highWarnOverridden": False, "highAlarm": ha, "highAlarmOverridden": False}}
+            entry.update({"vendorSn": "FAKE%04d" % (i + 1), "mediaType": "100GBASE-SR4", "parameters": params})
+        out[port] = entry
+    return {"interfaces": out}
+
+
+def environment_power(state: Dict[str, Any]) -> Dict[str, Any]:
+    """``show system environment power``: two PWR-500AC-F, ``ok`` unless ``psu_failed`` names one."""
+    failed = ports_of((state.get("faults") or {}).get("psu_failed"))
+    out = {}
+    for n in ("1", "2"):
+        lost = n in failed
+        out[n] = {"outputPower": 0.0 if lost else 117.375, "modelName": "PWR-500AC-F", "capacity": 500.0,
+                  "tempSensors": {"TempSensorP%s/%d" % (n, s): {"status": "ok", "temperature": 0.0 if lost else 39.0}
+                                  for s in (1, 2, 3)},
+                  "fans": {"FanP%s/1" % n: {"status": "ok", "speed": 33}},
+                  "state": "powerLoss" if lost else "ok", "inputCurrent": 0.0 if lost else 0.57,
+                  "dominant": False, "inputVoltage": 0.0 if lost else 230.0, "outputCurrent": 0.0 if lost else 9.7,
+                  "managed": True}
+    return {"powerSupplies": out}
+
+
+def _fan(label: str, failed: List[str]) -> Dict[str, Any]:
+    bad = label in failed
+    return {"status": "failed" if bad else "ok", "uptime": 1682498923.93, "maxSpeed": 17500,
+            "lastSpeedStableChangeTime": 1682498975.01, "configuredSpeed": 30, "actualSpeed": 0 if bad else 29,
+            "speedHwOverride": False, "speedStable": not bad, "label": label}
+
+
+def environment_cooling(state: Dict[str, Any]) -> Dict[str, Any]:
+    """``show system environment cooling``: two PSU fans and four fan trays of one fan, ``ok`` unless
+    ``fan_failed`` names one (``1/1`` ... ``4/1``, ``PowerSupply1/1``)."""
+    failed = ports_of((state.get("faults") or {}).get("fan_failed"))
+    psus = [{"status": "ok", "fans": [_fan("PowerSupply%d/1" % n, failed)], "speed": 30, "label": "PowerSupply%d" % n}
+            for n in (1, 2)]
+    trays = [{"status": "failed" if "%d/1" % n in failed else "ok", "fans": [_fan("%d/1" % n, failed)], "speed": 30,
+              "label": "%d" % n} for n in (1, 2, 3, 4)]
+    return {"defaultZones": False, "numCoolingZones": [], "coolingMode": "automatic", "ambientTemperature": 24.5,
+            "shutdownOnInsufficientFans": True, "airflowDirection": "frontToBackAirflow", "overrideFanSpeed": 0,
+            "powerSupplySlots": psus, "fanTraySlots": trays, "minFanSpeed": 0, "currentZones": 1,
+            "configuredZones": 0, "systemStatus": "coolingOk"}
+
+
+def environment_temperature(state: Dict[str, Any]) -> Dict[str, Any]:  # noqa: ARG001 - always healthy
+    """``show system environment temperature``: the CPU and switch-card sensors and a PSU's, all ``ok``."""
+    return {"systemStatus": "temperatureOk", "ambientThreshold": 45, "tempSensors": [
+        {"name": "TempSensor1", "description": "Cpu temp sensor", "overheatThreshold": 90.0,
+         "criticalThreshold": 95.0, "hwStatus": "ok", "currentTemperature": 52.8},
+        {"name": "TempSensor2", "description": "Switch card temp sensor", "overheatThreshold": 75.0,
+         "criticalThreshold": 85.0, "hwStatus": "ok", "currentTemperature": 45.9}],
+        "powerSupplySlots": [{"relPos": "1", "entPhysicalClass": "PowerSupply", "tempSensors": [
+            {"name": "TempSensorP1/1", "description": "Hotspot", "overheatThreshold": 95.0, "criticalThreshold": 100.0,
+             "targetTemperature": 80.0, "hwStatus": "ok", "currentTemperature": 54.0}]}],
+        "cardSlots": []}
 
 
 def show(state: Dict[str, Any], command: str) -> Optional[str]:
@@ -116,6 +195,14 @@ def show(state: Dict[str, Any], command: str) -> Optional[str]:
         data = interfaces_status(state)
     elif cmd == "show lldp neighbors detail":
         data = lldp_neighbors_detail(state)
+    elif cmd == "show interfaces transceiver dom thresholds":
+        data = dom_thresholds(state)
+    elif cmd == "show system environment power":
+        data = environment_power(state)
+    elif cmd == "show system environment cooling":
+        data = environment_cooling(state)
+    elif cmd == "show system environment temperature":
+        data = environment_temperature(state)
     elif cmd == "show interfaces counters errors":
         c = _counters(state, "errors_rising")
         data = {"interfaceErrorCounters": {p: {k: v.get(k, 0) for k in ("inErrors", "frameTooLongs", "outErrors",

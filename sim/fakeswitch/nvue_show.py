@@ -1,16 +1,30 @@
 # -*- coding: utf-8 -*-
 """The fake Cumulus (NVUE) switch's operational show commands (the switch validation stage reads them):
 ``nv show interface`` and ``nv show interface lldp``, in the table layouts of
-tests/unit/fixtures/switch/nvue_show_interface*.txt, from the applied config (``link mtu|speed|state``), the
-cabling and the operational faults (oper.py). A test double."""
+tests/unit/fixtures/switch/nvue_show_interface*.txt, ``nv show interface --view counters`` and ``nv show interface
+<port> counters qos pfc-stats`` (tests/unit/fixtures/switch/nvue_show_interface_view_counters__*.txt,
+nvue_show_interface_counters_qos_pfc_stats__*.txt) and ``nv show platform environment``
+(tests/unit/fixtures/fabric/nvos_platform_environment__*.txt), from the applied config (``link mtu|speed|state``),
+the cabling and the operational faults (oper.py: ``errors_rising`` adds RX_ERR, ``discards_rising`` TX_DRP,
+``pause_rising`` rx-pause-frames on switch priority 3, ``fan_failed=FAN1/1`` turns that fan's row ``fail`` - the
+word a failed row has on a real switch was not found in a public output). A test double."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
 try:
-    from .oper import link, natural
+    from .oper import bump, link, natural, ports_of
 except ImportError:  # imported as a plain module (sim/fakeswitch on sys.path)
-    from oper import link, natural  # type: ignore
+    from oper import bump, link, natural, ports_of  # type: ignore
+
+RISE = {"errors_rising": {"RX_ERR": 7}, "discards_rising": {"TX_DRP": 11}}
+PAUSE = {"pause_rising": {"rx-pause-frames/3": 1000}}
+VIEW = ("RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR")
+# nv show platform environment rows (the fixture's names and types, fewer of them)
+ENVIRONMENT = [("ASIC", "temperature"), ("Ambient-Fan-Side-Temp", "temperature"), ("CPU-Pack-Temp", "temperature")] + \
+    [(name, kind) for n in range(1, 5) for name, kind in (("FAN%d" % n, "led"), ("FAN%d/1" % n, "fan"),
+                                                          ("FAN%d/2" % n, "fan"))] + \
+    [("HSC-VinDC-In", "voltage"), ("HSC-VinDC-Out", "voltage"), ("PDB-1-Conv-In-1", "voltage")]
 
 
 def _settings(applied: List[List[str]]) -> Dict[str, Dict[str, str]]:
@@ -28,12 +42,55 @@ def _table(columns: List[str], widths: List[int], rows: List[List[str]]) -> str:
     return "\n".join(lines)
 
 
+def _ports(state: Dict[str, Any], applied: List[List[str]]) -> List[str]:
+    ports = sorted(set(_settings(applied)) | set((state.get("wiring") or {}).keys()), key=natural)
+    return [p for p in ports if p.startswith("swp")]
+
+
+def counters_view(state: Dict[str, Any], applied: List[List[str]]) -> str:
+    """``nv show interface --view counters``: eth0, lo and the swp ports (each read moves the counters a rising
+    fault names)."""
+    ports = _ports(state, applied)
+    counters = bump(state, ports, RISE, {k: 0 for k in VIEW})
+    rows = [["eth0", "1500", "946", "0", "0", "0", "299", "0", "0", "0", "BMRU"],
+            ["lo", "65536", "651", "0", "0", "0", "651", "0", "0", "0", "LRU"]]
+    settings = _settings(applied)
+    for port in ports:
+        c = counters[port]
+        rows.append([port, settings.get(port, {}).get("mtu", "9216")] + [str(c.get(k, 0)) for k in VIEW] +
+                    ["BMsRU"])
+    return _table(["Interface", "MTU"] + list(VIEW) + ["Flg"], [14, 5, 5, 6, 6, 6, 5, 6, 6, 6, 5], rows)
+
+
+def pfc_stats(state: Dict[str, Any], port: str) -> str:
+    """``nv show interface <port> counters qos pfc-stats`` (``pause_rising`` adds to priority 3's rx-pause-frames)."""
+    counters = bump(state, [port], PAUSE, {})
+    c = counters[port]
+    rows = [[str(p), str(c.get("rx-pause-frames/%d" % p, 0)), "0", str(c.get("tx-pause-frames/%d" % p, 0)), "0"]
+            for p in range(8)]
+    return _table(["switch-priority", "rx-pause-frames", "rx-pause-duration", "tx-pause-frames", "tx-pause-duration"],
+                  [15, 15, 17, 15, 17], rows)
+
+
+def platform_environment(state: Dict[str, Any]) -> str:
+    """``nv show platform environment``: every row ``ok`` (LEDs ``off``) unless ``fan_failed`` names a fan."""
+    failed = ports_of((state.get("faults") or {}).get("fan_failed"))
+    rows = [[name, kind, "off" if kind == "led" else "fail" if name in failed else "ok"] for name, kind in ENVIRONMENT]
+    return _table(["Name", "Type", "State"], [31, 11, 5], rows)
+
+
 def show(state: Dict[str, Any], applied: List[List[str]], rest: List[str]) -> Optional[str]:
+    if rest == ["interface", "--view", "counters"]:
+        return counters_view(state, applied)
+    if len(rest) == 5 and rest[0] == "interface" and rest[2:] == ["counters", "qos", "pfc-stats"]:
+        return pfc_stats(state, rest[1]) if rest[1] in _ports(state, applied) else \
+            "Error: The requested item does not exist."
+    if rest == ["platform", "environment"]:
+        return platform_environment(state)
     if rest not in (["interface"], ["interface", "lldp"]):
         return None
     settings = _settings(applied)
-    ports = sorted(set(settings) | set((state.get("wiring") or {}).keys()), key=natural)
-    ports = [p for p in ports if p.startswith("swp")]
+    ports = _ports(state, applied)
     rows = []
     for port in ports:
         s = settings.get(port, {})

@@ -272,8 +272,9 @@ class OnyxSession(Session):
                     "System UUID:       00000000-0000-0000-0000-000000000001\n\nUptime:            1h 2m 3.000s\n")
         if line == "show roce":
             return onyx_show_roce(self.dev.state["running"])
-        out = onyx_operational(self.dev.state, line)  # interfaces status, LLDP (onyx_show.py)
+        out = onyx_operational(self.dev.state, line)  # interfaces status, LLDP, counters (onyx_show.py)
         if out is not None:
+            self.dev.save()  # counters may have moved
             return out
         return self._invalid(line)
 

@@ -101,7 +101,13 @@ def test_converged_switch_passes_every_check_and_changes_nothing(sw):
     assert not bad(checks), bad(checks)
     kinds = {c["check"] for c in checks}
     assert kinds == {"switch_drift", "switch_port_mtu", "switch_lossless", "switch_port_status", "switch_counters",
-                     "switch_lldp"}
+                     "switch_lldp", "switch_optic_rx_power", "switch_optic_tx_power", "switch_optic_tx_bias",
+                     "switch_optic_temperature", "switch_optic_voltage", "switch_psu", "switch_fans",
+                     "switch_temperature"}
+    cabled = [i["name"] for i in sw["structured"]["interfaces"] if i.get("peer") or i.get("channel_group")]
+    assert sorted(c["host"] for c in checks if c["check"] == "switch_optic_rx_power") == sorted(
+        "sim-sw1 %s" % p for p in cabled)  # the model's cabled ports only
+    assert [c["host"] for c in checks if c["check"] == "switch_psu"] == ["sim-sw1 PSU 1", "sim-sw1 PSU 2"]
     ports = [i["name"] for i in sw["structured"]["interfaces"]]
     assert len([c for c in checks if c["check"] == "switch_lldp"]) == len(ports)
     assert sw["server"].state(SW)["running"] == before  # read-only
@@ -114,7 +120,7 @@ def test_converged_switch_passes_every_check_and_changes_nothing(sw):
     assert about[("switch_port_mtu", "sim-sw1 Ethernet31/1")] == ("port_state", {"switch": "sim-sw1",
                                                                                  "port": "Ethernet31/1"})
     assert about[("switch_drift", "sim-sw1")] == ("switch_state", {"switch": "sim-sw1"})
-    assert {c["category"] for c in checks if " " in c["host"]} == {"port_state"}
+    assert {c["category"] for c in checks if " " in c["host"] and c["check"] != "switch_psu"} == {"port_state"}
 
 
 def test_a_lowered_port_mtu_is_found_naming_switch_port_peer_and_model(sw):
@@ -174,8 +180,35 @@ def test_rising_counters_are_found_per_port(sw):
     _, checks = run(sw)
     found = {c["host"]: c["cause"] for c in bad(checks)}
     assert set(found) == {"sim-sw1 Ethernet5/1", "sim-sw1 Ethernet9/1"}
-    assert "inErrors +7" in found["sim-sw1 Ethernet5/1"] and "sim-dgx1 enp12s0" in found["sim-sw1 Ethernet5/1"]
-    assert "rxFrames +1000" in found["sim-sw1 Ethernet9/1"] and "sim-isilon1 40gige-2" in found["sim-sw1 Ethernet9/1"]
+    assert "frames received with errors +7 (inErrors)" in found["sim-sw1 Ethernet5/1"]
+    assert "FCS errors (bad frames: cable/optic) +7 (fcsErrors)" in found["sim-sw1 Ethernet5/1"]
+    assert "sim-dgx1 enp12s0" in found["sim-sw1 Ethernet5/1"]
+    assert "PFC pause frames received (the peer asks this port to stop sending) +1000 (rxFrames)" in found[
+        "sim-sw1 Ethernet9/1"] and "sim-isilon1 40gige-2" in found["sim-sw1 Ethernet9/1"]
+    (pause,) = [c for c in bad(checks) if c["host"] == "sim-sw1 Ethernet9/1"]
+    assert pause["measured"].startswith("PFC pause frames received (the peer asks this port to stop sending) +1000")
+
+
+def test_an_optic_with_low_rx_power_names_switch_port_peer_and_the_module_threshold(sw):
+    fault(sw, optic_rx_low="Ethernet2/1")
+    _, checks = run(sw)
+    (rx,) = bad(checks)
+    assert (rx["check"], rx["host"], rx["category"]) == ("switch_optic_rx_power", "sim-sw1 Ethernet2/1", "port_state")
+    assert rx["subject"] == {"switch": "sim-sw1", "port": "Ethernet2/1"}
+    assert rx["measured"] < rx["expected"] == -9.5
+    assert "sim-sw1 port Ethernet2/1 (to sim-dgx2 enp5s0)" in rx["cause"] and "Rx power -14" in rx["cause"]
+    assert "low-warning -9.50 and low-alarm -12.50" in rx["cause"]
+
+
+def test_a_failed_psu_and_a_failed_fan_are_found_naming_the_switch(sw):
+    fault(sw, psu_failed="2", fan_failed="3/1")
+    _, checks = run(sw)
+    found = {c["check"]: c for c in bad(checks)}
+    assert set(found) == {"switch_psu", "switch_fans"}
+    assert found["switch_psu"]["host"] == "sim-sw1 PSU 2" and "state powerLoss" in found["switch_psu"]["cause"]
+    assert "fan 3/1 (slot 3): failed" in found["switch_fans"]["cause"]
+    assert {c["category"] for c in found.values()} == {"switch_state"}
+    assert {c["subject"]["switch"] for c in found.values()} == {"sim-sw1"}
 
 
 def test_an_unreachable_switch_is_error_naming_it(sw):
@@ -243,7 +276,26 @@ def test_onyx_and_nvue_switches_converged_pass_and_a_port_down_and_a_swap_are_fo
         assert not bad(healthy), bad(healthy)
         assert {c["check"] for c in healthy if c["status"] == "pass"} >= {"switch_drift", "switch_port_mtu",
                                                                          "switch_port_status", "switch_lldp"}
-        assert [c["status"] for c in healthy if c["check"] == "switch_counters"] == ["skipped"]
+        counters = [c for c in healthy if c["check"] == "switch_counters"]
+        assert len(counters) == len(structured["interfaces"]) and {c["status"] for c in counters} == {"pass"}
+        env = {c["check"]: c["status"] for c in healthy if c["check"] in ("switch_environment", "switch_optics")}
+        assert env == ({"switch_environment": "skipped", "switch_optics": "skipped"} if platform == "onyx" else
+                       {"switch_environment": "pass", "switch_optics": "skipped"})
+        # errors rising (both), pause frames rising (NVUE; Onyx's pause counters are not read), named by meaning
+        rising = bad(checks(errors_rising=cabled[0], pause_rising=cabled[1]))
+        want = [("switch_counters", "%s %s" % (switch, cabled[0]))]
+        if platform == "cumulus":
+            want.append(("switch_counters", "%s %s" % (switch, cabled[1])))
+        assert [(c["check"], c["host"]) for c in rising] == want
+        assert "frames received with errors +7" in rising[0]["cause"] and rising[0]["subject"]["node"]
+        if platform == "cumulus":
+            assert ("PFC pause frames received (the peer asks this port to stop sending) +1000 (rx-pause-frames)"
+                    in rising[1]["cause"])
+            fan = bad(checks(fan_failed="FAN2/1"))
+            assert [(c["check"], c["host"]) for c in fan] == [("switch_environment", switch)]
+            assert "fan FAN2/1: fail" in fan[0]["cause"]
+        else:
+            assert "PFC pause: not read" in rising[0]["expected"]
         down = bad(checks(port_down=cabled[0]))
         assert [(c["check"], c["host"]) for c in down] == [("switch_port_status", "%s %s" % (switch, cabled[0]))]
         swapped = bad(checks(swap="%s,%s" % (cabled[0], cabled[1])))

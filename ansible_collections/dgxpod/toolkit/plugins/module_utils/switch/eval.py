@@ -14,18 +14,26 @@ for per-port checks), what was found, what the model expects and where that expe
 - ``switch_port_mtu``: the port's MTU vs the model (and the cabled host's MTU + 18 bytes of headers);
 - ``switch_lossless``: trust DSCP and PFC on the no-drop priority on a lossless port, and the PFC/RoCE show output;
 - ``switch_port_status``: link up, at the model's speed;
-- ``switch_counters``: no error, discard or PFC pause counter rising between the stage's two reads;
+- ``switch_counters``: no error, discard or PFC pause counter rising between the stage's two reads, each named by
+  what it means (``counters_parse.MEANINGS``: "PFC pause frames received (...) +1000 (rxFrames)");
+- ``switch_optic_<parameter>`` (EOS) per cabled port: the transceiver's DOM readings inside the module's own warning
+  thresholds (``optics_eval.optics_checks``); ``switch_psu``, ``switch_fans``, ``switch_temperature`` (EOS) and
+  ``switch_environment`` (NVUE) for the switch; Onyx's optics and environment are ``skipped`` (not read);
 - ``switch_lldp``: the LLDP neighbour is the host and NIC the model cables there (a swapped cable names both
   ports and both NICs).
 """
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (PORT_STATE, SWITCH_STATE, CheckResult,
                                                                                   Subject)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.mtu import ETHERNET_OVERHEAD, fits_port
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import optics_eval as oe
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.counters_parse import (MEANINGS, NVUE_COUNTERS,
+                                                                                           ONYX_COUNTERS)
 
 SRC_MTU = "pod model: switch port MTU (switch.ports.<p>.mtu, switch.mtu or the switch's maximum; docs/switches.md)"
 SRC_LOSSLESS = ("RA lossless RoCE: trust DSCP, PFC no-drop on priority %s (REFERENCE_FACTS.md; pod model fabric "
@@ -34,16 +42,30 @@ SRC_STATUS = "pod model cabling: the NIC's speed (nics[].speed), link up"
 SRC_COUNTERS = "no error, discard or PFC pause counter may rise while the stage reads (idle pod)"
 SRC_LLDP = "pod model cabling: nics[].switch / nics[].switch_port"
 SRC_DRIFT = "pod model: the rendered config (build/<switch>/running.cfg), managed scope"
-CHECKS = ("switch_drift", "switch_port_mtu", "switch_lossless", "switch_port_status", "switch_counters", "switch_lldp")
+CHECKS = ("switch_drift", "switch_port_mtu", "switch_lossless", "switch_port_status", "switch_counters", "switch_lldp",
+          "switch_optic_rx_power", "switch_optic_tx_power", "switch_optic_temperature", "switch_optic_tx_bias",
+          "switch_optic_voltage", "switch_optics", "switch_psu", "switch_fans", "switch_temperature",
+          "switch_environment")
 # the switch's MTU when the running config has no mtu line on the port
 DEFAULT_MTU = {"eos": 1500, "onyx": 1500, "cumulus": 9216}
 # the show commands of module_utils/switch/readings.py, by what they feed
 STATUS_COMMANDS = ("show interfaces status | json", "show interfaces ethernet status", "nv show interface")
 LLDP_COMMANDS = ("show lldp neighbors detail | json", "show lldp interfaces ethernet remote", "nv show interface lldp")
 COUNTER_COMMANDS = ("show interfaces counters errors | json", "show interfaces counters discards | json",
-                    "show priority-flow-control counters | json")
-COUNTER_KEYS = {"errors": ("inErrors", "outErrors"), "discards": ("inDiscards", "outDiscards"),
-                "pause": ("rxFrames", "txFrames")}
+                    "show priority-flow-control counters | json", ONYX_COUNTERS, NVUE_COUNTERS)
+# the per-port counter commands (NVUE: nv show interface <port> counters qos pfc-stats)
+PORT_COUNTER_COMMAND = re.compile(r"^nv show interface \S+ counters qos pfc-stats$")
+# what each platform's counters cover (the expectation says so: Onyx's PFC pause counters are not read)
+COUNTERS_READ = {"eos": "errors, discards, PFC pause frames", "onyx": "errors, discards (PFC pause: not read)",
+                 "cumulus": "errors, discards, overruns, PFC pause frames"}
+OPTICS_COMMANDS = {"eos": "show interfaces transceiver dom thresholds | json"}
+ENV_COMMANDS = {"power": ("switch_psu", "show system environment power | json"),
+                "cooling": ("switch_fans", "show system environment cooling | json"),
+                "temperature": ("switch_temperature", "show system environment temperature | json"),
+                "platform": ("switch_environment", "nv show platform environment")}
+NOT_READ = {"onyx": "Onyx's transceiver diagnostics, show power/fan/temperature are not read: no public output of "
+                    "them was found to build a parser on (module_utils/switch/optics_parse.py)",
+            "cumulus": "NVUE's transceiver DOM (nv show interface <port> transceiver) is not read yet"}
 
 
 def _short(name: str) -> str:
@@ -124,7 +146,7 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
 
     def kind_error(check: str, commands: Tuple[str, ...]) -> Optional[CheckResult]:
         for cmd, msg in errors.items():
-            if cmd in commands:
+            if cmd in commands or (check == "switch_counters" and PORT_COUNTER_COMMAND.match(cmd)):
                 return CheckResult(check, name, "error", reason="%s: %s" % (name, msg), **_switch_wide(name))
         return None
 
@@ -143,8 +165,8 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
             out.append(e)
     if counters is None and counters_err is None:
         out.append(CheckResult("switch_counters", name, "skipped",
-                               reason="counters are read on EOS only (no parsed %s counter output yet)" % platform,
-                               **_switch_wide(name)))
+                               reason="%s's counters were not read" % name, **_switch_wide(name)))
+    out += _environment(name, platform, res, errors)
     lossless_problems = (lossless or {}).get("problems") or []
     if platform != "eos" and lossless is not None:
         out.append(CheckResult("switch_lossless", name, "pass" if lossless.get("ok") else "fail",
@@ -219,21 +241,79 @@ def _switch(rec: Dict[str, Any], cabling: Dict[Tuple[str, str], Tuple[str, str]]
                     cause="%s: %s" % (who, ", ".join(problems)) if problems else None, **about))
         # counters
         if counters is not None and not counters_err:
-            rising = []
-            for kind, keys in COUNTER_KEYS.items():
-                delta = ((counters.get("delta") or {}).get(kind) or {}).get(port) or {}
-                for key in keys:
-                    if delta.get(key):
-                        rising.append("%s +%d" % (key, delta[key]))
+            rising = rising_counters(counters.get("delta") or {}, port)
             out.append(CheckResult(
-                "switch_counters", host, "fail" if rising else "pass", expected="no increase",
-                measured=", ".join(rising) or "no increase", unit="in %ss" % counters.get("interval_s"),
-                source=SRC_COUNTERS,
-                cause="%s: counters rising over %ss: %s" % (who, counters.get("interval_s"), ", ".join(rising))
-                if rising else None, **about))
+                "switch_counters", host, "fail" if rising else "pass",
+                expected="no increase (%s)" % COUNTERS_READ.get(platform, "errors, discards"),
+                measured=", ".join("%s +%d" % (MEANINGS[k], n) for k, n in rising) or "no increase",
+                unit="in %ss" % counters.get("interval_s"), source=SRC_COUNTERS,
+                cause="%s: counters rising over %ss: %s" % (who, counters.get("interval_s"), ", ".join(
+                    "%s +%d (%s)" % (MEANINGS[k], n, k) for k, n in rising)) if rising else None,
+                details={"rising": dict(rising)}, **about))
         # LLDP
         if lldp is not None and peer is not None and not lldp_err:
             out.append(_lldp(name, port, peer, lldp, st, cabling, records).but(**about))
+    out += _optics(name, platform, structured, res, errors)
+    return out
+
+
+def rising_counters(delta: Dict[str, Any], port: str) -> List[Tuple[str, int]]:
+    """[(raw counter, increase)] of a port's judged counters (those ``MEANINGS`` knows) that rose, over every kind
+    of counter read (errors, discards, pause, NVUE's and Onyx's interface tables)."""
+    out = []
+    for kind in sorted(delta):
+        values = (delta.get(kind) or {}).get(port) or {}
+        for key in sorted(values):
+            if key in MEANINGS and isinstance(values[key], int) and values[key] > 0:
+                out.append((key, values[key]))
+    return out
+
+
+def _optics(name: str, platform: Optional[str], structured: Dict[str, Any], res: Dict[str, Any],
+            errors: Dict[str, str]) -> List[CheckResult]:
+    """The transceivers' DOM checks on the model's cabled ports (optics_eval.optics_checks), an ``error`` when the
+    output did not parse, ``skipped`` where the platform's optics are not read."""
+    cmd = OPTICS_COMMANDS.get(platform or "")
+    if cmd is None:
+        if platform in NOT_READ:
+            return [CheckResult("switch_optics", name, "skipped", reason=NOT_READ[platform], **_switch_wide(name))]
+        return []
+    if cmd in errors:
+        return [CheckResult("switch_optics", name, "error", reason="%s: %s" % (name, errors[cmd]),
+                            **_switch_wide(name))]
+    if "optics" not in res:
+        return []
+    peers = {}
+    for iface in structured.get("interfaces") or []:
+        peer = _peer_of(iface, structured)
+        if peer is not None:
+            peers[iface["name"]] = _where(*peer)
+    return oe.optics_checks(name, res.get("optics") or {}, ports=list(peers), peers=peers)
+
+
+def _environment(name: str, platform: Optional[str], res: Dict[str, Any], errors: Dict[str, str]) -> List[CheckResult]:
+    """PSUs, fans, temperatures (EOS) or the platform environment table (NVUE), judged by optics_eval; an ``error``
+    for an output that did not parse; ``skipped`` where the platform's environment is not read (Onyx)."""
+    env = res.get("environment")
+    if env is None:
+        if platform == "onyx":
+            return [CheckResult("switch_environment", name, "skipped", reason=NOT_READ["onyx"],
+                                **_switch_wide(name))]
+        return []
+    out: List[CheckResult] = []
+    for kind, reading in sorted(env.items()):
+        check, cmd = ENV_COMMANDS.get(kind, ("switch_environment", kind))
+        if reading is None:
+            out.append(CheckResult(check, name, "error", reason="%s: %s" % (name, errors.get(cmd, "%s not read" % cmd)),
+                                   **_switch_wide(name)))
+        elif kind == "power":
+            out += oe.power_checks(name, reading)
+        elif kind == "cooling":
+            out.append(oe.cooling_check(name, reading))
+        elif kind == "temperature":
+            out.append(oe.temperature_check(name, reading))
+        elif kind == "platform":
+            out.append(oe.nvue_environment_check(name, reading))
     return out
 
 
@@ -301,12 +381,8 @@ def _port_rows(doc: Dict[str, Any]) -> List[Tuple[str, List[List[str]]]]:
             st = (res.get("status") or {}).get(port) or {}
             cfg = (res.get("port_config") or {}).get(port) or {}
             neigh = ((res.get("lldp") or {}).get(port) or [{}])[0] if (res.get("lldp") or {}).get(port) else {}
-            delta = []
-            for kind, keys in COUNTER_KEYS.items():
-                d = (((res.get("counters") or {}).get("delta") or {}).get(kind) or {}).get(port) or {}
-                n = sum(int(d.get(k) or 0) for k in keys)
-                if n:
-                    delta.append("%s +%d" % (kind, n))
+            delta = ["%s +%d" % (k, n) for k, n in rising_counters((res.get("counters") or {}).get("delta") or {},
+                                                                      port)]
             bad = sorted({c["check"].replace("switch_", "") for (h, _), cs in checks.items()
                           if h == "%s %s" % (rec["name"], port) for c in cs if c["status"] in ("fail", "error")})
             rows.append([port, _where(*peer) if peer else "", str(st.get("oper", "")),

@@ -10,7 +10,15 @@ enters config mode, and returns what it read, parsed (module_utils/switch/show_p
 - ``port_config``: per-port MTU, speed, shutdown, QoS trust and PFC lines from the running config;
 - ``lossless``: :func:`switch_verify.verify_lossless` on the platform's PFC/RoCE show command;
 - ``status``: per-port operational state and speed; ``lldp``: per-port LLDP neighbours;
-- ``counters``: error, discard and PFC pause counters read twice, ``interval`` seconds apart, and the delta.
+- ``counters``: error, discard and PFC pause counters read twice, ``interval`` seconds apart, and the delta (EOS:
+  three ``| json`` tables; Onyx: ``show interfaces ethernet | json-print``, errors and discards only; NVUE:
+  ``nv show interface --view counters`` and, per port that is up, ``nv show interface <port> counters qos
+  pfc-stats``; module_utils/switch/counters_parse.py);
+- ``optics``: the transceivers' DOM readings with the modules' own thresholds (EOS ``show interfaces transceiver
+  dom thresholds | json``); ``environment``: PSUs, fans and temperatures (EOS ``show system environment
+  power|cooling|temperature | json``, NVUE ``nv show platform environment``), read once while the counter interval
+  runs (module_utils/switch/optics_parse.py). Onyx's optics and environment are not read (no public output of
+  them was found to build a parser on; the evaluator says so).
 
 A show command whose output does not parse is recorded in ``errors`` (command -> message) and the rest goes
 on; the evaluator (module_utils/switch/eval.py) turns it into an ``error`` check. Deciding pass/fail is not
@@ -21,6 +29,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, Optional
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import counters_parse as cp
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import optics_parse as op
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import show_parse as sp
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.diff import remediation
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.push import SwitchPush
@@ -35,7 +45,25 @@ LLDP = {"eos": ("show lldp neighbors detail | json", sp.eos_lldp_neighbors_detai
         "cumulus": ("nv show interface lldp", sp.nvue_lldp)}
 COUNTERS = {"eos": {"errors": ("show interfaces counters errors | json", sp.eos_counters_errors),
                     "discards": ("show interfaces counters discards | json", sp.eos_counters_discards),
-                    "pause": ("show priority-flow-control counters | json", sp.eos_pfc_counters)}}
+                    "pause": ("show priority-flow-control counters | json", sp.eos_pfc_counters)},
+            "onyx": {"interfaces": (cp.ONYX_COUNTERS, cp.onyx_interfaces_counters)},
+            "cumulus": {"interfaces": (cp.NVUE_COUNTERS, cp.nvue_counters_view)}}
+# counters read one port at a time (a command template with %s for the port): the ports that are up
+PORT_COUNTERS = {"cumulus": {"pause": (cp.NVUE_PFC, cp.nvue_pfc_stats)}}
+
+
+def _whole(parser: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A parser that refuses an output without its final newline, fed what netmiko returns: netmiko reads up to
+    the prompt (so the output is whole) and strips the final newline with the prompt; it is put back."""
+    return lambda text: parser(text if not text or text.endswith("\n") else text + "\n")
+
+
+OPTICS = {"eos": ("show interfaces transceiver dom thresholds | json", op.eos_dom_thresholds)}
+ENVIRONMENT = {"eos": {"power": ("show system environment power | json", op.eos_environment_power),
+                       "cooling": ("show system environment cooling | json", op.eos_environment_cooling),
+                       "temperature": ("show system environment temperature | json",
+                                       op.eos_environment_temperature)},
+               "cumulus": {"platform": ("nv show platform environment", _whole(op.nvue_platform_environment))}}
 LOSSLESS = {"eos": "show priority-flow-control", "onyx": "show roce", "cumulus": "nv show qos roce -o json"}
 
 
@@ -55,10 +83,21 @@ class SwitchValidate(SwitchPush):
             self.result["errors"][command] = str(exc)
             return None
 
-    def _counters(self) -> Dict[str, Any]:
+    def _counters(self, up_ports: Any) -> Dict[str, Any]:
+        """{kind: {port: {counter: n}} | None (unreadable: in ``errors``)}; the per-port kinds for ``up_ports``."""
         out = {}
         for kind, (command, parser) in COUNTERS.get(self.platform, {}).items():
             out[kind] = self._read(command, parser)
+        for kind, (template, parser) in PORT_COUNTERS.get(self.platform, {}).items():
+            ports: Optional[Dict[str, Any]] = {}
+            for port in up_ports:
+                cmd = template % port
+                value = self._read(cmd, lambda text, port=port, parser=parser: parser(text, port))
+                if value is None:
+                    ports = None
+                    break
+                ports[port] = {k: v for k, v in value.items() if isinstance(v, int)}
+            out[kind] = ports
         return out
 
     def run(self, check_mode: bool = True) -> Dict[str, Any]:  # noqa: ARG002 - always read-only
@@ -79,16 +118,24 @@ class SwitchValidate(SwitchPush):
                                                           expect)
             except ValueError as exc:
                 self.result["errors"][LOSSLESS[self.platform]] = str(exc)
-        first = self._counters()
-        t_first = time.time()
         if self.platform in STATUS:
             self.result["status"] = self._read(*STATUS[self.platform])
             self.result["lldp"] = self._read(*LLDP[self.platform])
+        # the ports a per-port counter is read on: up, and switch ports (NVUE lists eth0, lo, bonds... too)
+        up = sorted(p for p, st in (self.result.get("status") or {}).items()
+                    if st.get("up") and (self.platform != "cumulus" or p.startswith("swp")))
+        first = self._counters(up)
+        t_first = time.time()
+        if self.platform in OPTICS:
+            self.result["optics"] = self._read(*OPTICS[self.platform])
+        if self.platform in ENVIRONMENT:
+            self.result["environment"] = {kind: self._read(command, parser)
+                                          for kind, (command, parser) in ENVIRONMENT[self.platform].items()}
         if self.platform in COUNTERS:
             wait = float(self.p.get("counter_interval") or 0) - (time.time() - t_first)
             if wait > 0:
                 self._sleep(wait)
-            second = self._counters()
+            second = self._counters(up)
             self.result["counters"] = {
                 "interval_s": round(time.time() - t_first, 2),
                 "first": first, "second": second, "delta": _delta(first, second)}

@@ -267,7 +267,7 @@ def onyx_lldp_remote(text: str) -> Dict[str, List[Dict[str, str]]]:
 # ---------------------------------------------------------------------------------------------- Cumulus NVUE
 
 
-def _nvue_table(cmd: str, text: str, first: str) -> List[Dict[str, str]]:
+def nvue_table(cmd: str, text: str, first: str) -> List[Dict[str, str]]:
     """Rows of an NVUE table (header, a dashed rule, fixed-width columns); continuation rows (empty first
     column) are dropped. Column widths come from the dashed rule."""
     lines = _lines(text)
@@ -291,7 +291,7 @@ def nvue_interfaces(text: str) -> Dict[str, Dict[str, Any]]:
     """``nv show interface`` -> {port: {oper, up, speed_gbps, mtu, type, remote_host, remote_port}}."""
     cmd = "nv show interface"
     out: Dict[str, Dict[str, Any]] = {}
-    for row in _nvue_table(cmd, text, "Interface"):
+    for row in nvue_table(cmd, text, "Interface"):
         if "State" not in row:
             raise ValueError("%s: no State column (columns: %s)" % (cmd, ", ".join(row)))
         mtu = row.get("MTU") or ""
@@ -306,7 +306,7 @@ def nvue_lldp(text: str) -> Dict[str, List[Dict[str, str]]]:
     """``nv show interface lldp`` -> {port: [{system_name, port_id, port_description, chassis_id}]}."""
     cmd = "nv show interface lldp"
     out: Dict[str, List[Dict[str, str]]] = {}
-    for row in _nvue_table(cmd, text, "Interface"):
+    for row in nvue_table(cmd, text, "Interface"):
         if "Remote Host" not in row:
             raise ValueError("%s: no 'Remote Host' column" % cmd)
         out[row["Interface"]] = [{"system_name": row["Remote Host"], "port_id": row.get("Remote Port", ""),
