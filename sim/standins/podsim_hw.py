@@ -436,7 +436,8 @@ def fake_sysfs_files(state: dict, addresses: dict[str, list[str]],
     of an empty slot. Slots 0/1 are the link-local GID (v1/v2), then v1/v2 per IPv4 address of the netdev
     (``addresses[netdev]``), so one address gives the usual 2/3. Also ``ports/1/link_layer`` (from the
     *current* LINK_TYPE_P1), ``fw_ver``, ``node_guid`` and the PCI device directory with ``net/<netdev>``.
-    Port state is not written: it changes at run time and the stand-ins' tools report it live."""
+    ``ports/1/rate`` (:data:`FAKE_PORT_RATE`). Port state is not written: it changes at run time and the
+    stand-ins' tools report it live. The port counters are :func:`fake_counter_files` (written only if missing)."""
     files: dict[str, str] = {}
     zero = ":".join(["0000"] * 8)
     for dev, h in sorted(state["hcas"].items()):
@@ -446,6 +447,7 @@ def fake_sysfs_files(state: dict, addresses: dict[str, list[str]],
         files[base + "/node_guid"] = h["node_guid"] + "\n"
         layer = "Ethernet" if h["mlxconfig"]["LINK_TYPE_P1"]["current"] == 2 else "InfiniBand"
         files[port + "/link_layer"] = layer + "\n"
+        files[port + "/rate"] = FAKE_PORT_RATE + "\n"
         entries = _roce_gids(h["node_guid"], list(addresses.get(h["netdev"], []))) if layer == "Ethernet" else []
         if len(entries) > table_len:
             raise ValueError("%s: %d GIDs do not fit a %d-slot table" % (dev, len(entries), table_len))
@@ -460,6 +462,43 @@ def fake_sysfs_files(state: dict, addresses: dict[str, list[str]],
         pci_dir = "sys/bus/pci/devices/%s" % h["pci"]
         files[pci_dir + "/net/%s/.podsim" % h["netdev"]] = ""  # directory marker (sysfs lists netdevs here)
         files[pci_dir + "/infiniband/%s/.podsim" % dev] = ""
+    return files
+
+
+# The port counters of a ConnectX in RoCE mode, by the names a real mlx5 port has (prometheus/procfs's sysfs
+# fixture of mlx5_0, testdata/fixtures.ttar; leptonai/gpud PR 943, a ConnectX-7; tests/unit/fixtures/fabric/):
+# ``ports/1/counters/`` (IBTA PortCounters / PortCountersExtended) and ``ports/1/hw_counters/`` (mlx5's own).
+FAKE_PORT_COUNTERS = (
+    "VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
+    "local_link_integrity_errors", "multicast_rcv_packets", "multicast_xmit_packets", "port_rcv_constraint_errors",
+    "port_rcv_data", "port_rcv_errors", "port_rcv_packets", "port_rcv_remote_physical_errors",
+    "port_rcv_switch_relay_errors", "port_xmit_constraint_errors", "port_xmit_data", "port_xmit_discards",
+    "port_xmit_packets", "port_xmit_wait", "symbol_error", "unicast_rcv_packets", "unicast_xmit_packets")
+FAKE_HW_COUNTERS = (
+    "duplicate_request", "implied_nak_seq_err", "lifespan", "local_ack_timeout_err", "out_of_buffer",
+    "out_of_sequence", "packet_seq_err", "req_cqe_error", "req_cqe_flush_error", "req_remote_access_errors",
+    "req_remote_invalid_request", "resp_cqe_error", "resp_cqe_flush_error", "resp_local_length_error",
+    "resp_remote_access_errors", "rnr_nak_retry_err", "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart",
+    "roce_slow_restart_cnps", "roce_slow_restart_trans", "rx_atomic_requests", "rx_dct_connect", "rx_read_requests",
+    "rx_write_requests")
+# ports/<p>/rate as the kernel prints it (drivers/infiniband/core/sysfs.c rate_show: "%d%s Gb/sec (%dX%s)"); a
+# ConnectX-4 at 100GbE reports 4X EDR
+FAKE_PORT_RATE = "100 Gb/sec (4X EDR)"
+# hw_counters/lifespan is the driver's refresh period in ms (10 in the procfs fixture), not a count
+FAKE_COUNTER_START = {"lifespan": 10}
+
+
+def fake_counter_files(state: dict) -> dict[str, str]:
+    """The port counter files of every HCA (port 1): relative path -> the healthy value, 0 (``lifespan`` 10) -
+    a healthy port whose counters do not rise (pure). :func:`write_fake_sysfs` writes them only where they are
+    missing: a fault's ticker (podsim-hca-ticker) raises them while the validation runs, and a re-run of
+    ``podsim up`` must not set them back under it."""
+    files: dict[str, str] = {}
+    for dev in sorted(state["hcas"]):
+        port = "sys/class/infiniband/%s/ports/1" % dev
+        for sub, names in (("counters", FAKE_PORT_COUNTERS), ("hw_counters", FAKE_HW_COUNTERS)):
+            for name in names:
+                files["%s/%s/%s" % (port, sub, name)] = "%d\n" % FAKE_COUNTER_START.get(name, 0)
     return files
 
 
@@ -478,8 +517,9 @@ def write_fake_sysfs(root: str, state: dict, addresses: dict[str, list[str]],
     """Write (or bring up to date) the fake sysfs tree under ``root`` (e.g. the node's
     ``/etc/podsim/sysfs``): ``root/sys/class/infiniband/mlx5_N/...`` from ``fake_sysfs_files`` and the
     links from ``fake_sysfs_links``. Idempotent: only files whose content differs are rewritten, GID files
-    of the simulated HCAs that are no longer wanted are removed. Returns the relative paths it changed."""
-    changed = []
+    of the simulated HCAs that are no longer wanted are removed; the port counters are written only where missing
+    (:func:`write_fake_counters`). Returns the relative paths it changed."""
+    changed = write_fake_counters(root, state)
     files = fake_sysfs_files(state, addresses)
     for rel, text in sorted(files.items()):
         path = os.path.join(root, rel)
@@ -514,6 +554,31 @@ def write_fake_sysfs(root: str, state: dict, addresses: dict[str, list[str]],
                     os.remove(os.path.join(d, name))
                     changed.append(rel)
     return changed
+
+
+def counter_tmp_path(path: str) -> str:
+    """Where a counter file's new value is written before it replaces the file: beside the ``counters/`` directory
+    (``ports/1/.<dir>.<name>.podsim-tmp``), so a reader listing ``counters/`` never meets a temporary file."""
+    d, name = os.path.split(path)
+    return os.path.join(os.path.dirname(d), ".%s.%s.podsim-tmp" % (os.path.basename(d), name))
+
+
+def write_fake_counters(root: str, state: dict) -> list[str]:
+    """Write the port counter files (:func:`fake_counter_files`) under ``root`` that do not exist yet; one that
+    exists keeps its value (a fault's ticker may be raising it). Returns the relative paths it wrote. ``podsim up``
+    calls it for every DGX, so a node built before the counters existed gets them without a rebuild."""
+    written = []
+    for rel, text in sorted(fake_counter_files(state).items()):
+        path = os.path.join(root, rel)
+        if os.path.exists(path):
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = counter_tmp_path(path)
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        written.append(rel)
+    return written
 
 
 # --------------------------------------------------------------------------- runtime (impure)

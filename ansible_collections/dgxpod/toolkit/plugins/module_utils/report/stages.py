@@ -25,6 +25,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.containers import e
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.drift import eval as drift_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu import eval as gpu_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import eval as nccl_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import counters_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import eval as network_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.node import eval as node_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf import iperf_eval
@@ -69,6 +70,7 @@ def registry() -> List[Stage]:
         Stage("nccl", "nccl", "NCCL", nccl_eval.evaluate, nccl_eval.markdown, nccl_eval.html),
         Stage("training", "training", "training", training_eval.evaluate, training_eval.markdown, training_eval.html),
         Stage("slurm", "slurm", "Slurm", slurm_eval.evaluate, slurm_eval.markdown, slurm_eval.html),
+        Stage("hca_counters", ("counters", "network", "rdma"), "HCA port counters", counters_eval.evaluate),
     ]
     return stages
 
