@@ -99,7 +99,7 @@ PERFTEST_ERRORS = re.compile(
     r"Found Incompatibility|Please Try to use a different IP version|Parser function exited with Error|"
     r"ethernet_(?:read|write)_keys|No IB devices found|IB device \S+ not found|Error|ERROR|"
     r"Server/Client didn't|Mismatch|Unsupported|Multicast is supported|Conflicting connection|"
-    r"Connection refused|Cannot|.*[Ff]ailed to complete|.*\bscnt=\d+)")
+    r"Connection refused|Cannot|Test exited with Error|.*[Ff]ailed to complete|.*\bscnt=\d+)")
 # what perftest or the host prints as a warning, never a failure of the test
 _NOTICE = re.compile(r"^(WARNING|Warning|Disabling dynamic polling|Conflicting CPU frequency|Waiting for client|"
                      r"Please run the same command|Client closed connection|Local results|Remote results|"

@@ -101,7 +101,7 @@ REGRESSION_CHECKS = ("iperf", "iperf_relative", "fio_read", "fio_relative", "fio
                      "nccl_busbw", "nccl_relative", "train_throughput", "train_relative", "train_read_rate",
                      "train_storage_bound", "train_gpu_util", "gpu_bandwidth", "gpu_bandwidth_h2d",
                      "gpu_bandwidth_d2h", "gpu_bandwidth_d2d", "gpu_bandwidth_h2d_peers", "gpu_bandwidth_d2h_peers",
-                     "gpu_bandwidth_d2d_peers")
+                     "gpu_bandwidth_d2d_peers", "rdma_bw", "rdma_bw_relative", "rdma_lat")
 
 
 def _number(value: Any) -> bool:
