@@ -1,12 +1,13 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-"""Ansible module: read a switch's configuration drift, port state, LLDP neighbours and counters (read-only)."""
+"""Ansible module: read a switch's configuration drift, port state, LLDP neighbours, counters, optics and environment
+(read-only)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
 module: switch_validate
-short_description: Read a switch's drift, port state, LLDP neighbours and counters for validation (read-only)
+short_description: Read a switch's drift, port state, LLDP, counters, optics and environment (read-only)
 description:
   - Connects to an Arista EOS, NVIDIA Onyx or Cumulus Linux (NVUE) switch with the same netmiko session code
     as M(switch_config) and never enters configuration mode. Nothing on the switch changes.
@@ -18,8 +19,16 @@ description:
     C(show interfaces ethernet status), NVUE C(nv show interface)) and LLDP neighbours (EOS
     C(show lldp neighbors detail | json), Onyx C(show lldp interfaces ethernet remote), NVUE
     C(nv show interface lldp)).
-  - On EOS it reads the error, discard and PFC pause counters twice, I(counter_interval) seconds apart, and
-    returns the delta.
+  - It reads the port counters twice, I(counter_interval) seconds apart, and returns the delta - EOS the error,
+    discard and PFC pause counters (C(show interfaces counters errors|discards | json),
+    C(show priority-flow-control counters | json)); Onyx the Rx/Tx error and discard packets
+    (C(show interfaces ethernet | json-print); its PFC pause counters are not read); NVUE the error, drop and
+    overrun counters (C(nv show interface --view counters)) and, on every switch port that is up, the PFC pause
+    frames (C(nv show interface <port> counters qos pfc-stats)).
+  - While the interval runs it reads the optics and the environment once - EOS the transceivers' DOM readings with
+    the modules' thresholds (C(show interfaces transceiver dom thresholds | json)) and the PSUs, fans and
+    temperatures (C(show system environment power|cooling|temperature | json)); NVUE
+    C(nv show platform environment). Onyx's are not read.
   - It decides nothing; module_utils/switch/eval.py compares the readings with the pod model (validate.yml
     tag C(switches)). A show output that does not parse is returned in C(errors).
   - "Runs on the controller (C(connection: local)). The password is never logged or returned."
@@ -29,7 +38,7 @@ extends_documentation_fragment:
   - dgxpod.toolkit.switch_connection
 options:
   counter_interval:
-    description: Seconds between the two counter reads (EOS).
+    description: Seconds between the two counter reads.
     type: float
     default: 5
 notes:
@@ -73,8 +82,19 @@ lldp:
   returned: success, except on mlnx-ib
   type: dict
 counters:
-  description: C(first), C(second) and C(delta) ({errors|discards|pause -> {port -> {counter -> n}}}) and C(interval_s).
+  description: C(first), C(second) and C(delta) ({kind -> {port -> {counter -> n}}}; kinds EOS errors, discards,
+    pause; Onyx interfaces; NVUE interfaces, pause) and C(interval_s).
+  returned: on EOS, Onyx and NVUE
+  type: dict
+optics:
+  description: Per port, the transceiver's C(media_type), C(serial) and C(params) (rx_power, tx_power, temperature,
+    tx_bias, voltage, each with C(unit), C(channels) and the module's C(thresholds)).
   returned: on EOS
+  type: dict
+environment:
+  description: EOS C(power) (per PSU), C(cooling) (status and fans), C(temperature) (status and sensors); NVUE
+    C(platform) (the Name/Type/State rows). A part whose output did not parse is null (see C(errors)).
+  returned: on EOS and NVUE
   type: dict
 errors:
   description: Show commands whose output could not be read, with the parser's message.
