@@ -52,6 +52,9 @@ def _catalogue() -> Tuple[Fault, ...]:
     down_i, down_c = _switch_fault("enp12s0", "port_down", lambda pod, node: cabled_port(pod, node, "enp12s0")[1])
     swap_i, swap_c = _switch_fault("enp5s0", "swap", lambda pod, node: "%s,%s" % (
         cabled_port(pod, node, "enp5s0")[1], _neighbour_port(pod, node, "enp5s0")))
+    rx_i, rx_c = _switch_fault("enp132s0", "optic_rx_low", lambda pod, node: cabled_port(pod, node, "enp132s0")[1])
+    psu_i, psu_c = _switch_fault("enp5s0", "psu_failed", lambda pod, node: "2")
+    fan_i, fan_c = _switch_fault("enp5s0", "fan_failed", lambda pod, node: "3/1")
     gpu_missing = _gpu("missing_gpu", "7")
     gpu_ecc = _gpu("ecc", "2")
     gpu_nvlink = _gpu("nvlink_down", "3:4")
@@ -94,6 +97,13 @@ def _catalogue() -> Tuple[Fault, ...]:
               down_i, down_c, where=_on_switch("enp12s0")),
         Fault("switch_cable_swap", "switch", "sim-dgx1", "enp5s0's cable swapped with the next DGX's",
               ("switches",), ("switch_lldp",), ("swapped",), swap_i, swap_c, where=_on_switch("enp5s0")),
+        Fault("switch_optic_rx_low", "switch", "sim-dgx2", "the optic of enp132s0's switch port receives too little "
+              "light (Rx power below the module's low alarm)", ("switches",), ("switch_optic_rx_power",),
+              ("rx power",), rx_i, rx_c, where=_on_switch("enp132s0")),
+        Fault("switch_psu_failed", "switch", "sim-dgx1", "power supply 2 of enp5s0's switch lost its input",
+              ("switches",), ("switch_psu",), ("psu", "powerloss"), psu_i, psu_c, where=_on_switch("enp5s0")),
+        Fault("switch_fan_failed", "switch", "sim-dgx1", "fan 3/1 of enp5s0's switch failed",
+              ("switches",), ("switch_fans",), ("fan",), fan_i, fan_c, where=_on_switch("enp5s0")),
         Fault("mpi_container_stopped", "container", "sim-dgx3", "the MPI container stopped",
               ("containers",), ("mpi_containers",), ("container",),
               lambda ctx, node, rec: ctx.run(in_node(node, "podman", "stop", "--time", "1", MPI_CONTAINER)),

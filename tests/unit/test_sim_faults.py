@@ -397,6 +397,19 @@ def test_switch_operational_faults_set_and_remove_only_their_key(switched):
     assert ctx.switch_state("sim-sw1")["faults"] == {"delay": 0.1}
 
 
+def test_switch_optics_and_environment_faults_set_and_remove_only_their_key(switched):
+    ctx = switched
+    fl.inject(ctx, "switch_optic_rx_low")  # sim-dgx2 enp132s0 -> sim-sw2 Ethernet2/1
+    assert ctx.switch_state("sim-sw2")["faults"] == {"delay": 0.1, "optic_rx_low": "Ethernet2/1"}
+    fl.inject(ctx, "switch_psu_failed")
+    fl.inject(ctx, "switch_fan_failed")
+    assert ctx.switch_state("sim-sw1")["faults"] == {"delay": 0.1, "psu_failed": "2", "fan_failed": "3/1"}
+    assert fl.get("switch_fan_failed").targets(pm.pod_shape(4, 2), "sim-dgx1") == ("sim-sw1",)
+    assert sorted(fl.clear_all(ctx)) == ["switch_fan_failed@sim-dgx1", "switch_optic_rx_low@sim-dgx2",
+                                         "switch_psu_failed@sim-dgx1"]
+    assert ctx.switch_state("sim-sw1")["faults"] == ctx.switch_state("sim-sw2")["faults"] == {"delay": 0.1}
+
+
 def test_targets_name_the_switch_for_switch_faults_and_the_node_otherwise():
     pod = pm.pod_shape(4, 2)
     assert fl.get("switch_port_mtu").targets(pod, "sim-dgx3") == ("sim-sw2",)
