@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import podmodel as pm
+import podsim_hw
 import podsim_node
 
 from .common import REPO, Paths, die, inventory_path, ip_json, log, require_root, run, state_dir, write_file
@@ -154,6 +155,23 @@ def node_health_files(up: Up) -> None:
         up.actions.append("wrote %s's node health stand-in files" % node.name)
 
 
+def hca_counter_files(up: Up) -> None:
+    """The HCA port counters and rates of the stand-in sysfs (sim/standins/podsim_hw.py write_fake_counters) in every
+    DGX, written only where missing: a node built before they existed gets them without a rebuild, and a counter a
+    fault's ticker is raising keeps its value."""
+    for node in up.pod.all_nodes:
+        if node.role != "dgx":
+            continue
+        etc = os.path.join(up.paths.node(node.name), "etc.upper", "podsim")
+        try:
+            with open(os.path.join(etc, "hardware.json")) as f:
+                hw_state = json.load(f)
+        except (OSError, ValueError):
+            continue  # no stand-in state: the node is rebuilt above, or it is not a simulated DGX yet
+        if podsim_hw.write_fake_counters(os.path.join(etc, "sysfs"), hw_state):
+            up.actions.append("wrote %s's HCA counter stand-in files" % node.name)
+
+
 def links(up: Up) -> None:
     """Every node's veths as modelled (all of a new node's, repairs on others); stale host-side veths removed."""
     host_links = {link["ifname"]: link for link in ip_json(["link", "show"])}
@@ -284,6 +302,7 @@ STEPS: tuple[Step, ...] = (
     Step("find nodes to build", find_nodes_to_build),
     Step("namespaces and node files", create_namespaces),
     Step("node health stand-in files", node_health_files),
+    Step("HCA counter stand-in files", hca_counter_files),
     Step("links", links),
     Step("anchors", start_anchors),
     Step("dead daemons", restart_daemons),

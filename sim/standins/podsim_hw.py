@@ -436,8 +436,8 @@ def fake_sysfs_files(state: dict, addresses: dict[str, list[str]],
     of an empty slot. Slots 0/1 are the link-local GID (v1/v2), then v1/v2 per IPv4 address of the netdev
     (``addresses[netdev]``), so one address gives the usual 2/3. Also ``ports/1/link_layer`` (from the
     *current* LINK_TYPE_P1), ``fw_ver``, ``node_guid`` and the PCI device directory with ``net/<netdev>``.
-    ``ports/1/rate`` (:data:`FAKE_PORT_RATE`). Port state is not written: it changes at run time and the
-    stand-ins' tools report it live. The port counters are :func:`fake_counter_files` (written only if missing)."""
+    Port state is not written: it changes at run time and the stand-ins' tools report it live. The port counters and
+    ``ports/1/rate`` are :func:`fake_counter_files` (written only where missing)."""
     files: dict[str, str] = {}
     zero = ":".join(["0000"] * 8)
     for dev, h in sorted(state["hcas"].items()):
@@ -447,7 +447,6 @@ def fake_sysfs_files(state: dict, addresses: dict[str, list[str]],
         files[base + "/node_guid"] = h["node_guid"] + "\n"
         layer = "Ethernet" if h["mlxconfig"]["LINK_TYPE_P1"]["current"] == 2 else "InfiniBand"
         files[port + "/link_layer"] = layer + "\n"
-        files[port + "/rate"] = FAKE_PORT_RATE + "\n"
         entries = _roce_gids(h["node_guid"], list(addresses.get(h["netdev"], []))) if layer == "Ethernet" else []
         if len(entries) > table_len:
             raise ValueError("%s: %d GIDs do not fit a %d-slot table" % (dev, len(entries), table_len))
@@ -490,12 +489,13 @@ FAKE_COUNTER_START = {"lifespan": 10}
 
 def fake_counter_files(state: dict) -> dict[str, str]:
     """The port counter files of every HCA (port 1): relative path -> the healthy value, 0 (``lifespan`` 10) -
-    a healthy port whose counters do not rise (pure). :func:`write_fake_sysfs` writes them only where they are
-    missing: a fault's ticker (podsim-hca-ticker) raises them while the validation runs, and a re-run of
-    ``podsim up`` must not set them back under it."""
+    a healthy port whose counters do not rise -, and the port's ``rate`` (:data:`FAKE_PORT_RATE`) (pure).
+    :func:`write_fake_counters` writes them only where they are missing: a fault's ticker (podsim-hca-ticker)
+    raises the counters while the validation runs, and a re-run of ``podsim up`` must not set them back under it."""
     files: dict[str, str] = {}
     for dev in sorted(state["hcas"]):
         port = "sys/class/infiniband/%s/ports/1" % dev
+        files[port + "/rate"] = FAKE_PORT_RATE + "\n"
         for sub, names in (("counters", FAKE_PORT_COUNTERS), ("hw_counters", FAKE_HW_COUNTERS)):
             for name in names:
                 files["%s/%s/%s" % (port, sub, name)] = "%d\n" % FAKE_COUNTER_START.get(name, 0)
@@ -564,9 +564,10 @@ def counter_tmp_path(path: str) -> str:
 
 
 def write_fake_counters(root: str, state: dict) -> list[str]:
-    """Write the port counter files (:func:`fake_counter_files`) under ``root`` that do not exist yet; one that
-    exists keeps its value (a fault's ticker may be raising it). Returns the relative paths it wrote. ``podsim up``
-    calls it for every DGX, so a node built before the counters existed gets them without a rebuild."""
+    """Write the port counter files and rates (:func:`fake_counter_files`) under ``root`` that do not exist yet; one
+    that exists keeps its value (a fault's ticker may be raising it). Returns the relative paths it wrote. ``podsim
+    up`` calls it for every DGX (step 'HCA counter stand-in files'), so a node built before the counters existed gets
+    them without a rebuild."""
     written = []
     for rel, text in sorted(fake_counter_files(state).items()):
         path = os.path.join(root, rel)
