@@ -19,10 +19,10 @@ description:
     <lat_size> -F). On RoCE (C(link_layer=ethernet)) C(-x <GID index>) is the RoCE v2 GID that carries the NIC's
     modelled address, read from sysfs under I(sysfs_root) (module_utils/network/hw_parsers.py, as the NCCL
     environment's C(NCCL_IB_GID_INDEX) is); I(gid_index) overrides it. C(--use_cuda=<cuda_device>) only with
-    I(use_cuda) (GPUDirect RDMA: the peer-memory module must be loaded; off by default).
+    I(use_cuda) (GPUDirect RDMA - the peer-memory module must be loaded; off by default).
   - Each run's output (stdout and stderr together) is parsed (module_utils/network/perftest_parse.py). A run whose
     perftest reported a failure (C(Couldn't connect to ...), C(Failed to modify QP ... to RTR), C(Unable to Connect
-    the HCA's through the link), a completion error) is C(status=failed) with perftest's words as C(reason): the RDMA
+    the HCA's through the link), a completion error) is C(status=failed) with perftest's words as C(reason) - the RDMA
     path is broken, that is the measurement. A client whose server does not listen yet retries for I(connect_retry)
     seconds. A missing tool, a time-out or output that cannot be read is C(status=error).
   - Returns readings only; the report decides (module_utils/network/rdma_eval.py).
