@@ -27,9 +27,9 @@ from typing import Dict, List, Optional, Tuple
 
 from .base import MPI_CONTAINER, PFC_PRIORITY, PODSIM, Ctx, Fault, in_node, podsim, wrong_address
 from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fstab_inject, _ganesha_restart,
-                         _ganesha_stop, _gpu, _hosts_inject, _hosts_stale_inject, _link, _mtu, _nccl_env_inject,
-                         _every_dgx, _neighbour_port, _node,
-                         _on_switch, _qos_clear, _qos_inject, _signal_daemon, _sshd_freeze, _switch_cli,
+                         _ganesha_stop, _gpu, _hca_counters_rising, _hosts_inject, _hosts_stale_inject, _link, _mtu,
+                         _nccl_env_inject, _every_dgx, _neighbour_port, _node,
+                         _on_switch, _qos_clear, _qos_inject, _rdma_hca, _signal_daemon, _sshd_freeze, _switch_cli,
                          _switch_fault, _switch_restore, _umount, cabled_port, fstab_with_changed_option,
                          hosts_with_changed_entry)
 
@@ -65,6 +65,9 @@ def _catalogue() -> Tuple[Fault, ...]:
     xid79, xid48 = _node("xid79", "3"), _node("xid48", "2")
     aer, flap = _node("aer_hca", "mlx5_1"), _node("link_flap", "mlx5_2")
     dimm, nvme, psu = _node("dimm_missing", "1"), _node("nvme_critical", "1"), _node("psu_failed", "2")
+    # issue 40 item 2: HCA port counters rising during the validation (a ticker in the node raises the stand-in sysfs)
+    hca_symbols = _hca_counters_rising("mlx5_1", {"counters/symbol_error": 20})
+    hca_flap = _hca_counters_rising("mlx5_3", {"counters/link_downed": 1, "counters/link_error_recovery": 1})
     return (
         Fault("nic_mtu", "host-network", "sim-dgx3", "data NIC enp132s0 at MTU 1500 (model 9000)",
               ("network",), ("network",), ("mtu",), _mtu("enp132s0", 1500), _mtu("enp132s0")),
@@ -180,6 +183,20 @@ def _catalogue() -> Tuple[Fault, ...]:
               ("critical warning",), nvme[0], nvme[1]),
         Fault("node_psu_failed", "node", "sim-dgx1", "power supply PSU2 failed (ipmitool stand-in: SDR state and SEL "
               "entries)", ("node",), ("bmc_sensors", "bmc_sel"), ("psu2", "power supply"), psu[0], psu[1]),
+        # issue 40 item 1: RDMA per rail (the perftest stand-ins move real bytes over the rail's simulated link)
+        Fault("rdma_rail_slow", "performance", "sim-dgx1", "enp139s0 (HCA mlx5_3, rail data-139) shaped to 1 Gbit/s: "
+              "one rail slow with every peer", ("rdma",), ("rdma_bw_relative",), ("enp139s0",),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp139s0", "--rate", "1gbit")),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp139s0", "--clear"))),
+        Fault("rdma_hca_broken", "host-network", "sim-dgx3", "HCA mlx5_1 (enp12s0) cannot move its QPs to RTR: every "
+              "RDMA run through it fails while TCP over enp12s0 works (perftest stand-in)", ("rdma",), ("rdma_path",),
+              ("mlx5_1",), _rdma_hca("mlx5_1", "rtr"), _rdma_hca("mlx5_1", None)),
+        Fault("hca_symbol_errors", "host-network", "sim-dgx2", "HCA mlx5_1 (enp12s0) counts symbol errors, 20 a "
+              "second, while the validation runs (a bad cable or optic; counter ticker in the stand-in sysfs)",
+              ("counters",), ("hca_symbol_error",), ("symbol errors",), *hca_symbols),
+        Fault("hca_link_flap", "host-network", "sim-dgx3", "HCA mlx5_3 (enp139s0)'s link goes down and retrains every "
+              "second while the validation runs (link_downed and link_error_recovery rising; counter ticker)",
+              ("counters",), ("hca_link_downed", "hca_link_error_recovery"), ("flapping",), *hca_flap),
     )
 
 

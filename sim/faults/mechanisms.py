@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import podmodel as pm
 
@@ -344,3 +344,77 @@ def _sshd_freeze(ctx, node, rec):
     children = ctx.run(["ps", "-o", "pid=", "--ppid", str(pid)], check=False).split()
     if children:
         ctx.run(["kill", "-TERM"] + children, check=False)
+
+
+# --------------------------------------------------------------------------- HCA port counters (the stand-in sysfs)
+
+# a port of the stand-in sysfs in a DGX node (inventories/sim dgx_network_sysfs_root; sim/standins/podsim_hw.py
+# fake_counter_files) and the ticker that raises its counters (sim/standins/, mounted over /usr/local/sbin)
+STANDIN_PORT = "/etc/podsim/sysfs/sys/class/infiniband/%s/ports/1"
+TICKER = "/usr/local/sbin/podsim-hca-ticker"
+
+
+def counter_values(text: str, names: List[str]) -> Dict[str, str]:
+    """``{name: value}`` from the inject's ``<name> <value>`` lines; RuntimeError unless every counter is there with
+    a whole number (nothing to restore at the clear otherwise: the fault is not injected)."""
+    got = {}
+    for line in text.splitlines():
+        name, _, value = line.strip().partition(" ")
+        if name in names and value.strip().isdigit():
+            got[name] = value.strip()
+    missing = [n for n in names if n not in got]
+    if missing:
+        raise RuntimeError("the stand-in sysfs has no readable %s (sim/podsim up writes it): %r" % (
+            ", ".join(missing), text[:200]))
+    return got
+
+
+def _hca_counters_rising(hca: str, steps: Dict[str, int]):
+    """A fault of HCA's port counters that rise while the validation runs: the inject keeps the counters' values,
+    then starts the ticker in the node (each counter up by its step every second; its pid and start time recorded,
+    so only that process is ever signalled); the clear stops it and writes the values back."""
+    port = STANDIN_PORT % hca
+    names = sorted(steps)
+
+    def inject(ctx, node, rec):
+        if "counters" not in rec:
+            out = ctx.run(sh(node, "cd %s && for f in %s; do printf '%%s ' $f; cat $f; done" % (port, " ".join(names))))
+            rec["counters"] = counter_values(out, names)
+        if rec.get("ticker") and ctx.is_alive(rec["ticker"]):
+            return  # ticking already (an inject again)
+        args = " ".join("%s=%d" % (n, steps[n]) for n in names)
+        out = ctx.run(sh(node, "%s %s %s </dev/null >/dev/null 2>&1 & echo $! $(cut -d' ' -f22 /proc/$!/stat)" % (
+            TICKER, port, args)))
+        pid, start = out.split()
+        rec["ticker"] = {"pid": int(pid), "start": int(start)}
+
+    def clear(ctx, node, rec):
+        ticking = rec.get("ticker")
+        wait = ""
+        if ticking and ctx.is_alive(ticking):
+            ctx.run(["kill", "-TERM", str(ticking["pid"])])
+            wait = "for i in $(seq 50); do kill -0 %d 2>/dev/null || break; sleep 0.1; done; " % ticking["pid"]
+        values = rec.get("counters") or {n: "0" for n in names}  # no record: the healthy value
+        ctx.run(sh(node, wait + "; ".join("printf '%%s\\n' %s > %s/%s" % (values[n], port, n) for n in names)))
+    return inject, clear
+
+
+# --------------------------------------------------------------------------- RDMA (the perftest stand-ins)
+
+RDMA_FAULTS = "/etc/podsim/rdma_faults.json"  # sim/standins/podsim_rdma.py FAULTS_PATH: {hca: kind}
+
+
+def rdma_faults_script(hca: str, kind: Optional[str]) -> str:
+    """The shell line (run in the node) that sets ``hca``'s perftest stand-in fault to ``kind`` in the node's fault
+    file, or takes it away (None); the other HCAs' faults stay."""
+    code = ("import json,os,sys; p,h,k=sys.argv[1:4]; d=json.load(open(p)) if os.path.exists(p) else {}; "
+            "d.pop(h,None) if k=='-' else d.__setitem__(h,k); json.dump(d,open(p,'w'))")
+    return "python3 -c \"%s\" %s %s %s" % (code, RDMA_FAULTS, hca, kind or "-")
+
+
+def _rdma_hca(hca: str, kind: Optional[str]):
+    """The perftest stand-ins' fault of one HCA (sim/standins/podsim_rdma.py): ``rtr`` - its QPs cannot reach RTR,
+    every RDMA run through it fails in perftest's words while TCP over its netdev still works; None clears it."""
+    def act(ctx, node, rec):
+        ctx.run(sh(node, rdma_faults_script(hca, kind)))
+    return act

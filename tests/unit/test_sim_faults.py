@@ -463,3 +463,95 @@ def test_node_faults_use_the_node_verb_and_clear_only_their_own(tmp_path):
         [PODSIM, "node", "sim-dgx1"],
         [PODSIM, "node", "sim-dgx1", "--clear", "--fault", "aer_hca=mlx5_1", "--fault", "dimm_missing=1",
          "--fault", "xid79=3"]]
+
+
+# --------------------------------------------------------------------------- HCA port counters (issue 40 item 2)
+
+def counters_answer(values):
+    """The node as the HCA counter faults see it: the counters' ``<name> <value>`` lines, the ticker's pid and
+    start time when it is started."""
+    def answer(argv):
+        script = argv[-1]
+        if "podsim-hca-ticker" in script:
+            return "4321 987654\n"
+        if script.startswith("cd /etc/podsim/sysfs/"):
+            return "".join("%s %s\n" % kv for kv in sorted(values.items()))
+        return ""
+    return answer
+
+
+def test_hca_symbol_errors_start_a_ticker_in_the_node_and_the_clear_stops_it_and_restores_the_counter(tmp_path):
+    ctx = FakeCtx(tmp_path, counters_answer({"counters/symbol_error": "7"}))
+    fl.inject(ctx, "hca_symbol_errors")
+    fl.inject(ctx, "hca_symbol_errors")  # again: the ticker runs, nothing more is started
+    port = "/etc/podsim/sysfs/sys/class/infiniband/mlx5_1/ports/1"
+    assert ctx.records() == {"hca_symbol_errors@sim-dgx2": {"counters": {"counters/symbol_error": "7"},
+                                                            "ticker": {"pid": 4321, "start": 987654}}}
+    fl.clear(ctx, "hca_symbol_errors")
+    cmds = argvs(ctx)
+    assert cmds[0][:6] == [PODSIM, "exec", "sim-dgx2", "--", "sh", "-c"]
+    assert cmds[0][6] == "cd %s && for f in counters/symbol_error; do printf '%%s ' $f; cat $f; done" % port
+    assert cmds[1][6].startswith("/usr/local/sbin/podsim-hca-ticker %s counters/symbol_error=20 </dev/null" % port)
+    assert "& echo $!" in cmds[1][6] and len(cmds) == 4
+    assert cmds[2] == ["kill", "-TERM", "4321"]
+    assert cmds[3][6].startswith("for i in $(seq 50); do kill -0 4321")
+    assert cmds[3][6].endswith("printf '%%s\\n' 7 > %s/counters/symbol_error" % port)
+    assert ctx.records() == {}
+
+
+def test_hca_link_flap_raises_link_downed_and_recoveries_and_a_dead_ticker_is_never_signalled(tmp_path):
+    ctx = FakeCtx(tmp_path, counters_answer({"counters/link_downed": "0", "counters/link_error_recovery": "3"}))
+    fl.inject(ctx, "hca_link_flap")
+    ctx.dead.add(4321)  # the ticker died (the node restarted): the clear only restores the files
+    fl.clear(ctx, "hca_link_flap")
+    port = "/etc/podsim/sysfs/sys/class/infiniband/mlx5_3/ports/1"
+    cmds = argvs(ctx)
+    assert "podsim-hca-ticker %s counters/link_downed=1 counters/link_error_recovery=1 " % port in cmds[1][6]
+    assert not [a for a in cmds if a[0] == "kill"] and cmds[0][2] == "sim-dgx3"
+    assert cmds[2][6] == ("printf '%%s\\n' 0 > %s/counters/link_downed; printf '%%s\\n' 3 > "
+                          "%s/counters/link_error_recovery" % (port, port))
+
+
+def test_an_hca_counter_fault_on_a_node_without_the_counters_is_not_injected(tmp_path):
+    ctx = FakeCtx(tmp_path, counters_answer({}))
+    with pytest.raises(RuntimeError, match="no readable counters/symbol_error"):
+        fl.inject(ctx, "hca_symbol_errors")
+    assert not [a for a in argvs(ctx) if "podsim-hca-ticker" in a[-1]]
+    fl.clear(ctx, "hca_symbol_errors")  # no record: the healthy value, 0
+    assert argvs(ctx)[-1][6] == ("printf '%s\\n' 0 > /etc/podsim/sysfs/sys/class/infiniband/mlx5_1/ports/1/"
+                                 "counters/symbol_error")
+
+
+def test_the_hca_counter_faults_name_the_counters_checks_and_the_hca():
+    import podsim_hca_ticker as ticker
+    for name, hca, netdev in (("hca_symbol_errors", "mlx5_1", "enp12s0"), ("hca_link_flap", "mlx5_3", "enp139s0")):
+        f = fl.BY_NAME[name]
+        assert f.layer == "host-network" and f.tags == ("counters",) and hca in f.summary and netdev in f.summary
+        assert all(c in emittable_checks() for c in f.checks)
+        h = hw.default_state(f.node, 1)["hcas"][hca]
+        assert h["netdev"] == netdev
+    assert {"symbol_error", "link_downed", "link_error_recovery"} <= set(ticker.CAPS)
+
+
+def test_the_rdma_faults_shape_one_rail_and_break_one_hca_of_the_perftest_stand_ins(tmp_path):
+    import podsim_rdma
+    from faults.mechanisms import RDMA_FAULTS
+    ctx = FakeCtx(tmp_path)
+    for name in ("rdma_rail_slow", "rdma_hca_broken"):
+        fl.inject(ctx, name)
+        fl.clear(ctx, name)
+        f = fl.BY_NAME[name]
+        assert f.tags == ("rdma",) and all(c in emittable_checks() for c in f.checks)
+    got = argvs(ctx)
+    assert got[:2] == [[PODSIM, "shape", "sim-dgx1", "enp139s0", "--rate", "1gbit"],
+                       [PODSIM, "shape", "sim-dgx1", "enp139s0", "--clear"]]
+    assert got[2][:5] == [PODSIM, "exec", "sim-dgx3", "--", "sh"] and RDMA_FAULTS == podsim_rdma.FAULTS_PATH
+    assert hw.default_state("sim-dgx3", 3)["hcas"]["mlx5_1"]["netdev"] == "enp12s0"
+    # the node's line, run here on a file of its own: it sets, then takes away, only its own HCA's fault
+    path = tmp_path / "rdma_faults.json"
+    path.write_text(json.dumps({"mlx5_0": "rtr"}))
+    inject, clear = (a[-1].replace(RDMA_FAULTS, str(path)) for a in got[2:4])
+    subprocess.run(["sh", "-c", inject], check=True)
+    assert podsim_rdma.load_faults(str(path)) == {"mlx5_0": "rtr", "mlx5_1": "rtr"}
+    subprocess.run(["sh", "-c", clear], check=True)
+    assert podsim_rdma.load_faults(str(path)) == {"mlx5_0": "rtr"}
