@@ -8,7 +8,9 @@
   says whether the alarm threshold is crossed too. Category port_state, ``Subject(switch=, port=)``.
 - ``switch_psu`` per PSU (state ``ok``), ``switch_fans`` (every fan ``ok``), ``switch_temperature`` (every sensor
   ``ok`` and below its overheat threshold, the system status ``temperatureOk``), ``switch_environment`` (NVOS/NVUE:
-  every fan, PSU and temperature row ``ok``). Category switch_state, ``Subject(switch=)``.
+  every fan, PSU and temperature row ``ok``). Category switch_state, ``Subject(switch=)``. The parts that are not ok
+  are named in the cause and listed in ``details["parts"]``, not as ``problems``: the report's findings place a
+  problem on its subject's node, and a switch's fan has none (the finding would name no host).
 """
 from __future__ import annotations
 
@@ -125,9 +127,9 @@ def cooling_check(switch: str, cooling: Mapping[str, Any]) -> CheckResult:
                                           "; ".join(p.text for p in problems) or "")
     return CheckResult("switch_fans", switch, "pass" if ok else "fail", expected=0, measured=len(bad),
                        unit="fans not ok", source=SOURCE_ENV, cause=cause.rstrip("; ") if cause else None,
-                       subject=Subject(switch=switch), category=SWITCH_STATE, problems=problems,
-                       details=dict(compare("<="), fans=len(cooling.get("fans") or []),
-                                    system_status=cooling.get("system_status")))
+                       subject=Subject(switch=switch), category=SWITCH_STATE,
+                       details=dict(compare("<="), parts=[p.text for p in problems],
+                                    fans=len(cooling.get("fans") or []), system_status=cooling.get("system_status")))
 
 
 def temperature_check(switch: str, temperature: Mapping[str, Any], check: str = "switch_temperature") -> CheckResult:
@@ -155,9 +157,9 @@ def temperature_check(switch: str, temperature: Mapping[str, Any], check: str = 
                                                          + [p.text for p in problems]))
     return CheckResult(check, switch, "pass" if ok else "fail", expected=0, measured=len(problems),
                        unit="sensors not ok", source=SOURCE_ENV, cause=cause, subject=Subject(switch=switch),
-                       category=SWITCH_STATE, problems=tuple(problems),
-                       details=dict(compare("<="), sensors=len(temperature.get("sensors") or []),
-                                    system_status=status))
+                       category=SWITCH_STATE,
+                       details=dict(compare("<="), parts=[p.text for p in problems],
+                                    sensors=len(temperature.get("sensors") or []), system_status=status))
 
 
 def nvue_environment_check(switch: str, rows: Iterable[Mapping[str, str]]) -> CheckResult:
@@ -172,5 +174,5 @@ def nvue_environment_check(switch: str, rows: Iterable[Mapping[str, str]]) -> Ch
     return CheckResult("switch_environment", switch, "pass" if ok else "fail", expected=0, measured=len(bad),
                        unit="sensors not ok", source=SOURCE_ENV,
                        cause=None if ok else "%s: %s" % (switch, "; ".join(p.text for p in problems)),
-                       subject=Subject(switch=switch), category=SWITCH_STATE, problems=problems,
-                       details=dict(compare("<="), rows=len(judged)))
+                       subject=Subject(switch=switch), category=SWITCH_STATE,
+                       details=dict(compare("<="), parts=[p.text for p in problems], rows=len(judged)))
