@@ -75,11 +75,16 @@ SWITCH_FAULTS = {"reject": str, "ignore": str, "drop_after_lines": int, "drop_ti
                  "drop_after_commit": int, "delay": float,
                  # operational faults (sim/fakeswitch/eos_show.py): ports, comma-separated
                  "port_down": "ports", "port_speed": "port:gbps", "swap": "two ports", "errors_rising": "ports",
-                 "discards_rising": "ports", "pause_rising": "ports"}
+                 "discards_rising": "ports", "pause_rising": "ports",
+                 # optics and environment (eos_show.py): a port's optic receives too little light, a PSU lost its
+                 # input, a fan failed
+                 "optic_rx_low": "ports", "psu_failed": "psus", "fan_failed": "fans"}
 _PORT = r"Ethernet\d+(?:/\d+)*"
+_FAN = r"(?:PowerSupply)?\d+/\d+"
 _PORT_FAULT = {"ports": re.compile(r"^%s(,%s)*$" % (_PORT, _PORT)),
                "port:gbps": re.compile(r"^%s:\d+(,%s:\d+)*$" % (_PORT, _PORT)),
-               "two ports": re.compile(r"^%s,%s$" % (_PORT, _PORT))}
+               "two ports": re.compile(r"^%s,%s$" % (_PORT, _PORT)),
+               "psus": re.compile(r"^\d+(,\d+)*$"), "fans": re.compile(r"^%s(,%s)*$" % (_FAN, _FAN))}
 
 
 def parse_switch_faults(specs: list[str]) -> dict:
@@ -94,7 +99,8 @@ def parse_switch_faults(specs: list[str]) -> dict:
             if not _PORT_FAULT[kind].match(value):
                 raise ValueError("bad --fault %s=%r: expected %s, e.g. %s" % (
                     key, value, kind, {"ports": "Ethernet1/1,Ethernet2/1", "port:gbps": "Ethernet1/1:40",
-                                       "two ports": "Ethernet1/1,Ethernet2/1"}[kind]))
+                                       "two ports": "Ethernet1/1,Ethernet2/1", "psus": "2",
+                                       "fans": "3/1,PowerSupply1/1"}[kind]))
             faults[key] = value
             continue
         try:

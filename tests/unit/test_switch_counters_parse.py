@@ -198,3 +198,14 @@ def test_fake_eos_optics_and_environment_parse_healthy_and_with_faults():
     assert (power["1"]["state"], power["2"]["state"]) == ("powerLoss", "ok")
     cooling = op.eos_environment_cooling(eos_show.show(state, "show system environment cooling | json"))
     assert [(f["label"], f["status"]) for f in cooling["fans"] if f["status"] != "ok"] == [("2/1", "failed")]
+
+
+def test_podsim_switch_takes_the_new_fault_keys():
+    """``sim/podsim switch SW --fault optic_rx_low=P --fault psu_failed=N --fault fan_failed=F`` (checked values)."""
+    from podsimlib.switches import parse_switch_faults  # noqa: E402 - sim/ on the path (pyproject pythonpath)
+    assert parse_switch_faults(["optic_rx_low=Ethernet2/1", "psu_failed=2", "fan_failed=3/1,PowerSupply1/1"]) == {
+        "optic_rx_low": "Ethernet2/1", "psu_failed": "2", "fan_failed": "3/1,PowerSupply1/1"}
+    with pytest.raises(ValueError, match="expected fans"):
+        parse_switch_faults(["fan_failed=fan3"])
+    with pytest.raises(ValueError, match="expected psus"):
+        parse_switch_faults(["psu_failed=PSU2"])
