@@ -27,6 +27,10 @@ launch figure), play(t, h) = t x ceil(h / F) x S: a play of t tasks over h hosts
   + N x RESOLVE_S + play(NETWORK_TASKS, N).
 - iperf3: module_utils/perf/schedule.predict_seconds: rounds x (duration + omit + gap) + the launch.
 - fio: module_utils/perf/schedule.fio_seconds: one layout + the profile's steps x (ramp_time + runtime + 5 s).
+- RDMA (perf_runs.<profile>.rdma): the perftest pairs per rail of module_utils/network/rdma_plan.py (the iperf3
+  tournament per rail, matchings beyond --all-pairs-max), every round rdma_plan.round_seconds(bw_duration, latency
+  run ceil(lat_iterations / 1000) + 1 s) = 1 + bw_duration + 1 + 1 + latency + 1 s, + the common start's margin
+  (3 s + 0.1 s a DGX) + play(RDMA_TASKS, N).
 - NCCL (nccl_runs.<profile>): one run of r = nodes x GPUs ranks takes NCCL_START_S + NCCL_S_PER_RANK x r (mpirun,
   the containers, NCCL's bootstrap) + sum over the sweep's sizes s = min_bytes, x step_factor, .. max_bytes of
   (warmup_iters + 2 x iters) x (s x 2 (r - 1) / r / busbw + NCCL_LATENCY_S) - nccl-tests times ``iters``
@@ -70,22 +74,26 @@ from inventory_util import hostvars as read_hostvars  # noqa: E402  (first: Ansi
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import dgx_model  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu.dcgm_plan import (documented_duration,  # noqa: E402
     gpu_scale)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.rdma_plan import (rdma_plan,  # noqa: E402
+    round_seconds as rdma_round_seconds)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl.group_test import (expected_rounds,  # noqa: E402
     expected_runs, pair_rounds_cost)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.plan import fio_steps, format_eta  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf.schedule import (ALL_PAIRS_MAX, FORKS, GAP_S,  # noqa: E402
-    SCHEDULES, SERIAL_S_PER_TEST, SSH_S, STORAGE_ROUNDS, choose, fio_step_seconds, iperf_storage_hosts,
+    SCHEDULES, SERIAL_S_PER_TEST, SSH_S, STORAGE_ROUNDS, choose, dgx_matchings, fio_step_seconds, iperf_storage_hosts,
     network_setup_seconds, predict_seconds, schedule_plan, summary)
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import merged_expectations  # noqa: E402
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import expectation  # noqa: E402
 
 SYNTHETIC = ipaddress.ip_address("198.18.0.0")  # RFC 2544 benchmarking range: never a real pod's
-STAGES = ("gpu", "network", "iperf", "fio", "nccl", "training", "report")  # validate.yml's order of these
+STAGES = ("gpu", "network", "iperf", "fio", "rdma", "nccl", "training", "report")  # validate.yml's order of these
 
 # The stage model (module docstring). Tasks a stage's plays run on every host: counted from its playbook.
 GPU_TASKS = 3             # playbooks/validate_gpu.yml: choose the level, read every DGX, record
 NETWORK_TASKS = 4         # roles/dgx_network check.yml: the targets once, read the kernel, the ping mesh, record
 NCCL_TASKS = 4            # a step of playbooks/validate_nccl.yml: the target, the start, the run, record
+RDMA_TASKS = 4            # playbooks/validate_rdma.yml on every DGX: the common start, the launch, the wait, record
+RDMA_MARGIN_S = 3.0       # playbooks/validate_rdma.yml: the common start is now + 3 s + 0.1 s a DGX
 TRAINING_TASKS = 8        # roles/pod_training: scripts, dataset check, two passes, drop caches, collect, record
 PING_PARALLEL = 32        # library/pod_ping_mesh.py: parallel
 PING_COUNT = 2            # library/pod_ping_mesh.py: count (ping -c 2 -i 0.2)
@@ -185,7 +193,34 @@ def _gpu_key(model, table) -> str:
     return next((k for k in sorted(table, key=len, reverse=True) if fam.upper().startswith(str(k).upper())), "")
 
 
-def stage_predictions(pod, hv, groups, ra, profile: str, run, iperf_s: float, fio_s: float):
+def rdma_seconds(rounds: int, n: int, rdma_run) -> float:
+    """The RDMA stage (playbooks/validate_rdma.yml): its rounds, each rdma_plan.round_seconds(bw_duration, the
+    latency run: ceil(lat_iterations / 1000) + 1 s, as the playbook sizes it), + the common start's margin + play(
+    RDMA_TASKS, N)."""
+    lat_s = math.ceil(int(rdma_run.get("lat_iterations") or 1000) / 1000.0) + 1
+    per_round = rdma_round_seconds(float(rdma_run.get("bw_duration") or 10), lat_s)
+    return rounds * per_round + RDMA_MARGIN_S + 0.1 * n + play_seconds(RDMA_TASKS, n)
+
+
+def rdma_prediction(pod, hv, dgx, run, schedule: str = "auto", all_pairs_max: int = ALL_PAIRS_MAX):
+    """{stage, seconds, formula} of the RDMA stage: the perftest pairs per rail (network/rdma_plan.py, the matchings
+    beyond ``all_pairs_max`` DGX as the pod_rdma_plan filter plans them) and :func:`rdma_seconds`."""
+    rdma_run = dict(run.get("rdma") or {})
+    hosts = {h: {"nics": hv[h].get("nics") or []} for h in dgx}
+    pairs = None
+    if choose(len(dgx), schedule, all_pairs_max) == "matchings":
+        pairs = lambda nics, fabric: dgx_matchings(nics, fabric)  # noqa: E731
+    plan = rdma_plan(hosts, dgx, pod.get("fabrics") or [], dgx_rounds=pairs)
+    rails = len({t["fabric"] for r in plan for t in r["tests"]})
+    return {"stage": "rdma", "seconds": rdma_seconds(len(plan), len(dgx), rdma_run) if plan else 0.0,
+            "formula": "%d rounds on %d rails (%d pairs) x (ib_write_bw -D %s + ib_write_lat -n %s + gaps) + "
+                       "play(%d, %d)" % (len(plan), rails, sum(len(r["tests"]) for r in plan),
+                                         rdma_run.get("bw_duration", 10), rdma_run.get("lat_iterations", 1000),
+                                         RDMA_TASKS, len(dgx))}
+
+
+def stage_predictions(pod, hv, groups, ra, profile: str, run, iperf_s: float, fio_s: float, schedule: str = "auto",
+                      all_pairs_max: int = ALL_PAIRS_MAX):
     """[{stage, seconds, formula}] of every stage (the module docstring), and the NCCL localisation's variants."""
     dgx = groups["dgx"]
     n = len(dgx)
@@ -208,6 +243,7 @@ def stage_predictions(pod, hv, groups, ra, profile: str, run, iperf_s: float, fi
                            % (targets, nics, n - 1, PING_PARALLEL, n, NETWORK_TASKS, n)})
     out.append({"stage": "iperf", "seconds": iperf_s, "formula": "perf/schedule.predict_seconds (above)"})
     out.append({"stage": "fio", "seconds": fio_s, "formula": "perf/schedule.fio_seconds (above)"})
+    out.append(rdma_prediction(pod, hv, dgx, run, schedule, all_pairs_max))
     sweep = dict((ra.get("nccl_runs") or {}).get(profile) or {})
     table = expectation(exp, "nccl", "single_node_busbw", {})[0]
     single_bw = float((table or {}).get(str(template.get("dgx_model"))) or 0) if isinstance(table, dict) else \
@@ -291,7 +327,8 @@ def plan_report(inventory: str, profile: str = "full", dgx=None, schedule: str =
             "fio_s": predict_seconds([], run, fio_steps=steps),
             "total_s": predict_seconds(plan, run, fio_steps=steps)}
     if stages == "all":
-        out["stages"], out["nccl"] = stage_predictions(pod, hv, groups, ra, profile, run, network, out["fio_s"])
+        out["stages"], out["nccl"] = stage_predictions(pod, hv, groups, ra, profile, run, network, out["fio_s"],
+                                                       schedule, all_pairs_max)
         out["validation_s"] = sum(st["seconds"] for st in out["stages"])
         out["validation_one_slow_s"] = out["validation_s"] + out["nccl"].get("localise_d1_s", 0.0)
     return out

@@ -249,3 +249,15 @@ def test_the_module_runs_a_pair_against_the_stand_ins_and_in_check_mode(tmp_path
     assert bw["result"]["rows"][0]["bw_average_gbps"] > 0 and bw["result"]["settings"]["gid_index"] == 3
     lat = next(t for t in tests if t["tool"] == "lat" and t["side"] == "client")
     assert lat["result"]["rows"][0]["iterations"] == 200
+
+
+def test_the_plan_only_predictor_has_the_rdma_stage():
+    import plan_perf as pp
+    r = pp.plan_report(os.path.join(ROOT, "inventories", "sim"), "quick")
+    st = {s["stage"]: s for s in r["stages"]}["rdma"]
+    assert list(pp.STAGES).index("rdma") == list(pp.STAGES).index("fio") + 1
+    per_round = rp.round_seconds(5, 2)  # quick: ib_write_bw -D 5, 1000 latency iterations (1 s + 1 s)
+    assert st["seconds"] == pytest.approx(3 * per_round + 3 + 0.4 + pp.play_seconds(pp.RDMA_TASKS, 4))
+    assert st["formula"].startswith("3 rounds on 4 rails (24 pairs)")
+    big = {s["stage"]: s for s in pp.plan_report(os.path.join(ROOT, "inventories", "sim"), "full", dgx=140)["stages"]}
+    assert big["rdma"]["formula"].startswith("8 rounds on 4 rails")  # matchings beyond 16 DGX, as the filter plans
