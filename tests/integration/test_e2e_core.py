@@ -113,7 +113,9 @@ def test_validate_switches_passes_then_finds_a_lowered_mtu_and_a_swapped_cable(c
     assert checks and all(c["status"] == "pass" for c in checks), [c for c in checks if c["status"] != "pass"]
     kinds = {c["check"] for c in checks}
     assert kinds == {"switch_drift", "switch_port_mtu", "switch_lossless", "switch_port_status", "switch_counters",
-                     "switch_lldp"}, kinds
+                     "switch_lldp", "switch_optic_rx_power", "switch_optic_tx_power", "switch_optic_tx_bias",
+                     "switch_optic_temperature", "switch_optic_voltage", "switch_psu", "switch_fans",
+                     "switch_temperature"}, kinds
     # every cabled DGX/storage NIC (4 DGX x 4 + 2 storage x 2) and the 2 x 2 inter-switch members
     assert len([c for c in checks if c["check"] == "switch_lldp"]) == 4 * 4 + 2 * 2 + 4
     assert [s["name"] for s in results["measurements"]["switches"]["switches"]] == ["sim-sw1", "sim-sw2"]
