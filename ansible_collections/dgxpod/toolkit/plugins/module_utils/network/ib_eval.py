@@ -27,7 +27,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.ib_parse im
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE, PORT_STATE,
     CheckResult, Problem, Subject, compare)
 
-__all__ = ["sm_check", "link_checks", "cabling_checks", "evaluate_fabric", "normalize_width", "normalize_speed"]
+__all__ = ["sm_check", "link_checks", "cabling_checks", "switch_names", "evaluate_fabric", "normalize_width", "normalize_speed"]
 
 SOURCE_SM = "IBTA Vol. 1 14.4 (one master SM per subnet); the pod model's fabric"
 SOURCE_MODEL = "the pod model's cabling"
@@ -97,21 +97,43 @@ class _Names:
         return None
 
 
+def _port_name(c: Mapping[str, Any]) -> str:
+    """The switch port as the model names it (``port_name``, e.g. ``1/2/1``), else the IB port number."""
+    return str(c.get("port_name") or c["switch_port"])
+
+
+def _port_text(c: Mapping[str, Any]) -> str:
+    """``qm9700-1 port 1/2/1 (IB port 3)``: the model's port name and, where it differs, the number the fabric
+    tools print."""
+    name = _port_name(c)
+    same = name in (str(c["switch_port"]), "1/%s" % c["switch_port"])  # QM8700's 1/N is IB port N: said once
+    return "%s port %s%s" % (c["switch"], name, "" if same else " (IB port %s)" % c["switch_port"])
+
+
 def _link_name(c: Mapping[str, Any]) -> str:
-    return "%s port %s <-> %s %s port %s" % (c["switch"], c["switch_port"], c["node"], c["hca"], c.get("port", 1))
+    return "%s <-> %s %s port %s" % (_port_text(c), c["node"], c["hca"], c.get("port", 1))
 
 
 def _both_ends(c: Mapping[str, Any], text: str) -> Tuple[Problem, Problem]:
-    return (Problem("%s port %s: %s" % (c["switch"], c["switch_port"], text), PORT_STATE,
-                    Subject(switch=str(c["switch"]), port=str(c["switch_port"]), node=str(c["node"]),
+    return (Problem("%s: %s" % (_port_text(c), text), PORT_STATE,
+                    Subject(switch=str(c["switch"]), port=_port_name(c), node=str(c["node"]),
                             hca=str(c["hca"]))),
             Problem("%s %s port %s: %s" % (c["node"], c["hca"], c.get("port", 1), text), NODE_STATE,
                     Subject(node=str(c["node"]), hca=str(c["hca"]))))
 
 
-def sm_check(fabric: str, readings: Iterable[Mapping[str, Any]]) -> CheckResult:
+def _some(items: List[str], n: int = 3) -> str:
+    """``a, b, c and 5 more``: a long list of HCA ports said briefly (the details keep them all)."""
+    return ", ".join(items[:n]) + (" and %d more" % (len(items) - n) if len(items) > n else "")
+
+
+def sm_check(fabric: str, readings: Iterable[Mapping[str, Any]],
+             sm_names: Optional[Mapping[str, str]] = None) -> CheckResult:
     """``ib_sm`` from ``[{"node", "hca", "reading": parse_sminfo(...)}]``: exactly one master, the same from every
-    HCA. ``measured``: the number of distinct masters seen."""
+    HCA. ``measured``: the number of distinct masters seen. ``sm_names``: {SM GUID: the switch (or host) it runs
+    on}, to name a master by more than its GUID. HCA ports that see no master while others do are the problems
+    (node_state: those HCAs are cut off); when none sees one, or two masters split the subnet, the fault is the
+    subnet's (no problems of a node)."""
     readings = list(readings)
     host = "fabric %s" % fabric
     subject = Subject(fabric=fabric)
@@ -119,31 +141,44 @@ def sm_check(fabric: str, readings: Iterable[Mapping[str, Any]]) -> CheckResult:
         return CheckResult("ib_sm", host, "error", reason="no sminfo reading for this fabric", subject=subject,
                            category=POD_STATE)
     masters: Dict[str, List[str]] = {}
-    silent, not_master = [], []
+    silent: List[Tuple[str, str]] = []
+    not_master: List[Tuple[str, str]] = []
+    lids: Dict[str, Any] = {}
     for r in readings:
         who = "%s %s" % (r.get("node"), r.get("hca"))
         rd = r.get("reading") or {}
         if rd.get("error") or not rd.get("guid"):
-            silent.append("%s (%s)" % (who, rd.get("error") or "no answer"))
+            silent.append((who, str(rd.get("error") or "no answer")))
         elif rd.get("master"):
-            masters.setdefault(rd["guid"], []).append("%s sees lid %s" % (who, rd.get("lid")))
+            masters.setdefault(rd["guid"], []).append(who)
+            lids[rd["guid"]] = rd.get("lid")
         else:
-            not_master.append("%s sees SM %s in state %s" % (who, rd.get("guid"), rd.get("state")))
-    details = dict(compare("="), masters={g: w for g, w in masters.items()})
+            not_master.append((who, "sees SM %s in state %s" % (rd.get("guid"), rd.get("state"))))
+
+    def sm_name(g: str) -> str:
+        on = (sm_names or {}).get(g)
+        return "%s (lid %s%s)" % (g, lids.get(g), ", on %s" % on if on else "")
+
+    details = dict(compare("="), masters={g: w for g, w in masters.items()},
+                   no_master=["%s (%s)" % w for w in silent + not_master])
     problems = []
     if len(masters) > 1:
         cause = "%d master subnet managers on fabric %s (a split subnet): %s" % (
-            len(masters), fabric, "; ".join("%s (%s)" % (g, ", ".join(w)) for g, w in sorted(masters.items())))
+            len(masters), fabric, "; ".join("%s seen by %s" % (sm_name(g), _some(w))
+                                            for g, w in sorted(masters.items())))
     elif not masters:
-        cause = "no master subnet manager answered on fabric %s: %s" % (fabric, "; ".join(silent + not_master))
+        words = sorted({why for _, why in silent + not_master})
+        cause = "no master subnet manager answered on fabric %s: none of the %d HCA ports asked sees one (%s)" % (
+            fabric, len(readings), "; ".join(words[:3]))
     elif silent or not_master:
-        cause = "fabric %s has master SM %s, but %s" % (fabric, next(iter(masters)), "; ".join(silent + not_master))
+        cause = "fabric %s has master SM %s, but %s" % (
+            fabric, sm_name(next(iter(masters))), "; ".join("%s: %s" % w for w in silent + not_master))
+        for who, why in silent + not_master:
+            node, _, hca = who.partition(" ")
+            problems.append(Problem("%s: %s" % (who, why), NODE_STATE, Subject(node=node, hca=hca or None,
+                                                                              fabric=fabric)))
     else:
         cause = None
-    for text in silent + not_master:
-        node, _, rest = text.partition(" ")
-        hca = rest.split(" ")[0] if rest else None
-        problems.append(Problem(text, NODE_STATE, Subject(node=node, hca=hca, fabric=fabric)))
     ok = cause is None
     return CheckResult("ib_sm", host, "pass" if ok else "fail", expected=1, measured=len(masters), unit="master SMs",
                        source=SOURCE_SM, cause=cause if not ok else None, subject=subject, category=POD_STATE,
@@ -194,8 +229,8 @@ def link_checks(cabling: Iterable[Mapping[str, Any]], linkinfo: Optional[Iterabl
     out = []
     for c in cabling:
         sw, sp = str(c["switch"]), int(c["switch_port"])
-        host = "%s port %s" % (sw, sp)
-        subject = Subject(switch=sw, port=str(sp), node=str(c["node"]), hca=str(c["hca"]))
+        host = "%s port %s" % (sw, _port_name(c))
+        subject = Subject(switch=sw, port=_port_name(c), node=str(c["node"]), hca=str(c["hca"]))
         want = "%s %s Active" % (normalize_width(c.get("width")) or "?", normalize_speed(c.get("speed")) or "?")
         common = dict(subject=subject, category=PORT_STATE, source=SOURCE_MODEL, expected=want,
                       details=dict(compare("="), link=_link_name(c)))
@@ -263,15 +298,17 @@ def cabling_checks(cabling: Iterable[Mapping[str, Any]], linkinfo: Optional[Iter
     peers = _peers(linkinfo, topology, names)
     seen = _seen_switches(linkinfo, topology, names)
     where: Dict[Tuple[str, str, int], List[str]] = {}
+    port_text = {(str(c["switch"]), int(c["switch_port"])): _port_text(c) for c in cabling}
     for (sw, sp), peer in peers.items():
         if peer and peer[0]:
-            where.setdefault((peer[0], peer[1], peer[2]), []).append("%s port %s" % (sw, sp))
+            where.setdefault((peer[0], peer[1], peer[2]), []).append(port_text.get((sw, sp)) or
+                                                                      "%s port %s" % (sw, sp))
     out = []
     for c in cabling:
         sw, sp = str(c["switch"]), int(c["switch_port"])
         node, hca, hport = str(c["node"]), str(c["hca"]), int(c.get("port", 1))
-        host = "%s port %s" % (sw, sp)
-        common = dict(subject=Subject(switch=sw, port=str(sp), node=node, hca=hca), category=PORT_STATE,
+        host = "%s port %s" % (sw, _port_name(c))
+        common = dict(subject=Subject(switch=sw, port=_port_name(c), node=node, hca=hca), category=PORT_STATE,
                       source=SOURCE_MODEL, expected="%s %s port %s" % (node, hca, hport),
                       details=dict(compare("="), link=_link_name(c)))
         if sw not in seen:
@@ -298,8 +335,27 @@ def cabling_checks(cabling: Iterable[Mapping[str, Any]], linkinfo: Optional[Iter
             problems.append(Problem("%s %s port %s: on %s port %s, model %s" % (
                 pn, ph, pp, sw, sp, ", ".join(where.get((pn, ph, pp), [])) or "elsewhere"), NODE_STATE,
                 Subject(node=pn, hca=ph)))
-        out.append(CheckResult("ib_cabling", host, "fail", measured=there, cause="%s port %s: %s" % (sw, sp, text),
+        out.append(CheckResult("ib_cabling", host, "fail", measured=there, cause="%s: %s" % (_port_text(c), text),
                                problems=tuple(problems), **common))
+    return out
+
+
+def switch_names(switches: Optional[Mapping[str, Mapping[str, Any]]], cabling: Iterable[Mapping[str, Any]],
+                 linkinfo: Optional[Iterable[Mapping[str, Any]]] = None,
+                 topology: Optional[Mapping[str, Any]] = None) -> Dict[str, str]:
+    """{switch node GUID: the model's switch name} for the switches the reading shows (by GUID or description)."""
+    names = _Names(switches, None, list(cabling))
+    out: Dict[str, str] = {}
+    for node in (topology or {}).get("nodes") or ():
+        if node.get("type") == "Switch":
+            name = names.switch(node.get("guid"), node.get("desc"))
+            if name and node.get("guid"):
+                out[node["guid"]] = name
+    for p in linkinfo or ():
+        if p.get("node_type") == "Switch" and p.get("node_guid") and p["node_guid"] not in out:
+            name = names.switch(p.get("node_guid"), p.get("node_desc"))
+            if name:
+                out[p["node_guid"]] = name
     return out
 
 

@@ -27,6 +27,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.gpu import eval as 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.nccl import eval as nccl_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import counters_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import eval as network_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import ib_stage
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import rdma_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.node import eval as node_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf import iperf_eval
@@ -69,6 +70,7 @@ def registry() -> List[Stage]:
         Stage("node", "node", "node health", node_eval.evaluate, node_eval.markdown, node_eval.html),
         Stage("drift", "drift", "drift", drift_eval.evaluate, drift_eval.markdown, drift_eval.html),
         Stage("switches", "switches", "switch", switch_eval.evaluate, switch_eval.markdown, switch_eval.html_section),
+        Stage("ib", "ib", "InfiniBand fabric", ib_stage.evaluate),
         Stage("nccl", "nccl", "NCCL", nccl_eval.evaluate, nccl_eval.markdown, nccl_eval.html),
         Stage("training", "training", "training", training_eval.evaluate, training_eval.markdown, training_eval.html),
         Stage("slurm", "slurm", "Slurm", slurm_eval.evaluate, slurm_eval.markdown, slurm_eval.html),
