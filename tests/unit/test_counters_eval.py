@@ -210,3 +210,57 @@ def test_the_stage_is_registered_with_the_counters_and_network_tags():
     assert checks[0]["status"] == "skipped"
     checks, _ = stages.evaluate_stages({}, {}, {}, run_tags=["network"], skip_tags=["iperf", "fio"], stages=[stage])
     assert checks[0]["status"] == "error"
+
+
+# --------------------------------------------------------------------------- expectations: profiles and preflight
+
+def profile_blocks():
+    import glob
+
+    import yaml
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = {}
+    for path in sorted(glob.glob(os.path.join(root, "profiles", "*.yml"))):
+        with open(path) as f:
+            out[os.path.basename(path)] = yaml.safe_load(f)["profile"]["expectations"]
+    return out
+
+
+def test_every_profile_sets_the_judged_counters_with_their_sources_and_preflight_accepts_them():
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import (
+        HCA_COUNTER_KEYS, check_hca_counter_expectations)
+    judged = {n for n, s in COUNTERS.items() if not s.get("report")}
+    assert set(HCA_COUNTER_KEYS) == judged
+    for name, exp in profile_blocks().items():
+        block = exp["hca_counters"]
+        assert set(block) == judged, name
+        assert check_hca_counter_expectations(block) == [], name
+        limits = ce.thresholds(exp)
+        assert limits["symbol_error"] == {"ber": 1e-12, "source": block["symbol_error"]["source"]}
+        assert "ibdiagnet" in limits["symbol_error"]["source"] and limits["link_downed"]["max"] == 0
+        # the profile's limits are the evaluator's own defaults: a healthy window passes alike
+        assert [r.status for r in ce.evaluate(record(procfs_counters()), exp) if r.status != "pass"] == []
+
+
+def test_preflight_names_a_wrong_counter_limit_before_anything_runs():
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.validation_checks import check_validation
+    pod = {"validation": {"expectations": {"hca_counters": {
+        "symbol_errors": 0, "np_cnp_sent": 0, "symbol_error": 10, "link_downed": -1, "port_rcv_errors": 0.5,
+        "out_of_sequence": {"value": 2, "source": "site", "unit": "x"}, "packet_seq_err": {"source": "no value"},
+        "roce_adp_retrans": "0"}}}}
+    found = {f.path: f for f in check_validation(pod, None, [])}
+    base = "pod.validation.expectations.hca_counters."
+    assert set(found) == {base + k for k in ("symbol_errors", "np_cnp_sent", "symbol_error",
+                                             "link_downed", "port_rcv_errors", "out_of_sequence.unit",
+                                             "packet_seq_err", "roce_adp_retrans")}
+    assert found[base + "symbol_errors"].fix == "did you mean 'symbol_error'?"
+    assert "only reported" in found[base + "np_cnp_sent"].message
+    assert "not a bit error rate" in found[base + "symbol_error"].message
+    assert "whole number" in found[base + "link_downed"].message and "whole number" in found[
+        base + "port_rcv_errors"].message
+    assert "not a number" in found[base + "roce_adp_retrans"].message
+    ok = {"validation": {"expectations": {"hca_counters": {"symbol_error": {"value": 1e-10, "source": "site"},
+                                                           "link_downed": 2}}}}
+    assert check_validation(ok, None, []) == []
+    close = check_validation({"validation": {"expectations": {"hca_counter": {"link_downed": 0}}}}, None, [])
+    assert close and close[0].fix == "did you mean 'hca_counters'?"

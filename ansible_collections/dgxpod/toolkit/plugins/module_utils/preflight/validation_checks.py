@@ -17,6 +17,8 @@ expectation for one pod"):
   fabric manager, kernel, BIOS; :func:`check_version_pins`), whether or not the RA profile pins any;
 - ``expectations.node`` holds the node stage's thresholds (:data:`NODE_KEYS`, :func:`check_node_expectations`),
   whether or not the RA profile sets any (their defaults are the toolkit's, module_utils/node/);
+- ``expectations.hca_counters`` holds the HCA port counter stage's limits (:data:`HCA_COUNTER_KEYS`,
+  :func:`check_hca_counter_expectations`): a whole number of rises per counter, a bit error rate for symbol errors;
 - ``expectations.regression`` holds the baseline comparison's tolerances (report/baseline.py ``tolerance``): a key is
   a measurement class (:data:`REGRESSION_CLASSES`) or a performance check (:data:`REGRESSION_CHECKS`), its value a
   fraction in [0, 1) (:func:`check_regression_tolerances`);
@@ -36,8 +38,9 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.preflight.schema im
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_PERF, LINK_PERF, NODE_PERF,
                                                                                    POD_PERF)
 
-__all__ = ["check_node_expectations", "check_pod_validation", "check_regression_tolerances", "check_validation",
-           "check_version_pins", "NODE", "NODE_KEYS", "REGRESSION", "REGRESSION_CHECKS", "REGRESSION_CLASSES",
+__all__ = ["check_hca_counter_expectations", "check_node_expectations", "check_pod_validation",
+           "check_regression_tolerances", "check_validation", "check_version_pins", "HCA_COUNTERS",
+           "HCA_COUNTER_KEYS", "NODE", "NODE_KEYS", "REGRESSION", "REGRESSION_CHECKS", "REGRESSION_CLASSES",
            "VALIDATION_KEYS", "VERSION_KEYS", "VERSIONS"]
 
 # The keys of pod.validation and what each is (docs/validation.md).
@@ -81,6 +84,29 @@ NODE_KEYS = {
     "swap_max_gb": ("gib", "the most swap a DGX may have, GiB (default: reported only)"),
     "memory_gb": ("gib", "the installed memory, GiB (default: the catalogue configuration nearest MemTotal)"),
     "sel_since": ("time", "BMC SEL entries dated before this ISO date-time are not judged (default: all)"),
+}
+
+# ``expectations.hca_counters``: the HCA port counter stage's limits (module_utils/network/hca_counters.py COUNTERS,
+# judged by network/counters_eval.py; docs/validation.md "HCA port counters"): the most a counter may rise between
+# the validation's start and its end. The toolkit has a default for each (0 rises; symbol errors a BER of 1e-12 at
+# the port's rate), so a profile need not list them. Kinds: count (a whole number, 0 allowed), ber (a bit error
+# rate, above 0 and below 1). The congestion counters are reported, never judged: not keys here.
+HCA_COUNTERS = "hca_counters"
+HCA_COUNTER_KEYS = {
+    "symbol_error": ("ber", "the bit error rate symbol errors may reach at the port's rate (default 1e-12)"),
+    "link_error_recovery": ("count", "link error recoveries (retrains) over the window (default 0)"),
+    "link_downed": ("count", "times the link went down over the window - a flapping link (default 0)"),
+    "port_rcv_errors": ("count", "malformed packets received over the window (default 0)"),
+    "port_rcv_remote_physical_errors": ("count", "packets received marked bad upstream (default 0)"),
+    "port_xmit_discards": ("count", "outbound packets discarded (default 0)"),
+    "local_link_integrity_errors": ("count", "local link integrity threshold crossings (default 0)"),
+    "excessive_buffer_overrun_errors": ("count", "receive buffer overruns (default 0)"),
+    "out_of_sequence": ("count", "RoCE out-of-sequence packets received (default 0)"),
+    "packet_seq_err": ("count", "RoCE NAK sequence errors received (default 0)"),
+    "local_ack_timeout_err": ("count", "RoCE ACK timeouts (default 0)"),
+    "implied_nak_seq_err": ("count", "RoCE implied NAK sequence errors (default 0)"),
+    "roce_slow_restart": ("count", "RoCE slow restarts (default 0)"),
+    "roce_adp_retrans": ("count", "RoCE adaptive retransmissions (default 0)"),
 }
 
 
@@ -229,12 +255,15 @@ def _check_expectations(exp: Any, known: Dict[str, Dict[str, List[Any]]], profil
         if cat == REGRESSION:  # the baseline tolerances: classes and checks, whatever the profile lists
             out.extend(check_regression_tolerances(keys, cpath, host))
             continue
+        if cat == HCA_COUNTERS:  # the counter stage's limits: the toolkit's defaults, whether or not a profile sets any
+            out.extend(check_hca_counter_expectations(keys, cpath, host))
+            continue
         if cat not in known:
             where = sorted(c for c, ks in known.items() if cat in ks)
-            close = suggest(cat, set(known) | {VERSIONS, NODE, REGRESSION})
+            close = suggest(cat, set(known) | {VERSIONS, NODE, REGRESSION, HCA_COUNTERS})
             out.append(Finding(host, "pod", cpath, "unknown expectation category '%s': the RA profiles have %s, "
-                               "nothing reads it" % (cat, ", ".join(sorted(set(known) | {VERSIONS, NODE,
-                                                                                        REGRESSION}))),
+                               "nothing reads it" % (cat, ", ".join(sorted(set(known) | {VERSIONS, NODE, REGRESSION,
+                                                                                        HCA_COUNTERS}))),
                                ("'%s' is a key of %s: write it as %s.%s.%s" % (cat, where[0], base, where[0], cat))
                                if where else ("did you mean '%s'?" % close) if close else
                                "use one of the categories listed"))
@@ -566,6 +595,55 @@ def _check_node_value(key: str, value: Any, path: str, host: Optional[str], out:
     elif value <= 0:
         out.append(Finding(host, "pod", path, "%s is not above 0 (%s)" % (_fmt(value), what),
                            "write a number above 0"))
+
+
+def check_hca_counter_expectations(items: Any, path: str = "pod.validation.expectations.hca_counters",
+                                   host: Optional[str] = None) -> List[Finding]:
+    """Findings on ``expectations.hca_counters`` (:data:`HCA_COUNTER_KEYS`): a misspelt or report-only counter is
+    named with the counter it most likely means (nothing would read it: the toolkit's default would stay); each
+    value, bare or ``{value: ..., source: ...}``, has its counter's kind - a whole number of 0 or more rises, or for
+    ``symbol_error`` a bit error rate above 0 and below 1 (a count such as 10 is named: the BER is multiplied by the
+    port's bits in the window, not compared with the rise)."""
+    out: List[Finding] = []
+    if not isinstance(items, Mapping):
+        out.append(Finding(host, "pod", path, "%s is not a mapping of counter limits" % _describe(items),
+                           "write hca_counters: {<counter>: {value: <limit>, source: <why>}} (%s)"
+                           % ", ".join(HCA_COUNTER_KEYS)))
+        return out
+    for key, item in items.items():
+        kpath = "%s.%s" % (path, key)
+        if str(key) not in HCA_COUNTER_KEYS:
+            close = suggest(key, HCA_COUNTER_KEYS)
+            out.append(Finding(host, "pod", kpath, "unknown HCA counter limit '%s': nothing reads it (the stage "
+                               "judges %s; the congestion counters are only reported)" % (
+                                   key, ", ".join(HCA_COUNTER_KEYS)),
+                               ("did you mean '%s'?" % close) if close else "use one of %s" % ", ".join(
+                                   HCA_COUNTER_KEYS)))
+            continue
+        value = item
+        if isinstance(item, Mapping):
+            for k in item:
+                if str(k) not in ("value", "source"):
+                    close = suggest(k, ("value", "source"))
+                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of an expectation override "
+                                       "(it has value, source)", ("did you mean '%s'?" % close) if close else
+                                       "remove it"))
+            if "value" not in item:
+                out.append(Finding(host, "pod", kpath, "the override has no value: the toolkit's default stays",
+                                   "write %s: {value: <limit>, source: <why>} or the bare value" % key))
+                continue
+            value, kpath = item["value"], kpath + ".value"
+        kind, what = HCA_COUNTER_KEYS[str(key)]
+        if not _number(value):
+            out.append(Finding(host, "pod", kpath, "%s is not a number; %s is %s" % (_describe(value), key, what),
+                               "write a number without quotes or units"))
+        elif kind == "ber" and not 0 < value < 1:
+            out.append(Finding(host, "pod", kpath, "%s is not a bit error rate: %s is %s" % (_fmt(value), key, what),
+                               "write a rate above 0 and below 1, e.g. 1e-12 (ibdiagnet's default threshold)"))
+        elif kind == "count" and (not isinstance(value, int) or value < 0):
+            out.append(Finding(host, "pod", kpath, "%s is not a whole number of 0 or more: %s counts %s" % (
+                _fmt(value), key, what), "write a whole number of rises, e.g. 0"))
+    return out
 
 
 def check_regression_tolerances(items: Any, path: str = "pod.validation.expectations.regression",
