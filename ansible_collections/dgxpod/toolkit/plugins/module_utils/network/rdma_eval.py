@@ -92,11 +92,11 @@ def _as_link(t: Mapping[str, Any], value: Optional[float]) -> Dict[str, Any]:
 
 
 def _own_words(t: Mapping[str, Any], ep: Endpoint) -> Optional[str]:
-    """What perftest said on ``ep``'s own side of a failed test (its runs' reasons), else the test's reason."""
+    """What perftest said on ``ep``'s own side of a failed test (its first failed run's reason), else the test's
+    reason."""
     side = "client" if _endpoint(t, "client") == ep else "server"
     words = [(t.get(tool) or {}).get(side, {}).get("reason") for tool in ("bw", "lat")]
-    words = [w for w in words if w]
-    return "; ".join(dict.fromkeys(words)) if words else t.get("reason")
+    return next((w for w in words if w), None) or t.get("reason")
 
 
 def broken_hcas(tests: Sequence[Mapping[str, Any]]) -> Dict[Endpoint, Dict[str, Any]]:
