@@ -28,10 +28,12 @@ import argparse
 
 import podmodel as pm
 import podsim_gpu
+import podsim_ib
 import podsim_node
 
 from .common import die
 from .down import cmd_down
+from .ib import cmd_ib
 from .slurm import SCHEDULERS
 from .switches import SWITCH_FAULTS
 from .up import cmd_up
@@ -99,6 +101,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="set a fault (kept until --clear): %s" % ", ".join(podsim_node.FAULT_KEYS))
     p.add_argument("--clear", action="store_true", help="clear every node fault (before any --fault)")
     p.set_defaults(func=cmd_node)
+    p = sub.add_parser("ib", help="the infiniband-diags stand-ins' fabric (declared to the stand-ins only): write or "
+                                  "remove its map on every DGX, inject or clear fabric faults, print the faults set")
+    p.add_argument("--map", action="store_true", help="write the fabric map (the RDMA data fabrics as HDR rails)")
+    p.add_argument("--unmap", action="store_true", help="remove the map and the faults")
+    p.add_argument("--fault", action="append", metavar="KEY=VALUE",
+                   help="set a fault (kept until --clear): %s" % ", ".join(podsim_ib.FAULT_KEYS))
+    p.add_argument("--clear", action="store_true", help="clear every fabric fault (before any --fault)")
+    p.set_defaults(func=cmd_ib)
     p = sub.add_parser("fault", help="the fault drill's catalogue: list, inject or clear a fault (sim/faults/)")
     p.add_argument("action", choices=("list", "inject", "clear"))
     p.add_argument("name", nargs="?", help="a fault from `fault list` (clear: or all)")
