@@ -164,3 +164,21 @@ def test_the_start_and_end_plays_record_both_readings_and_a_rise_is_found(tmp_pa
     recorded = stage(alone)
     results = counters_eval.evaluate(recorded, {})
     assert {r.status for r in results} == {"skipped"} and len(results) == 8
+
+
+def test_validate_yml_reads_the_counters_before_every_stage_that_moves_traffic_and_after_the_last():
+    import yaml
+
+    from inventory_util import ROOT
+    with open(os.path.join(ROOT, "validate.yml")) as f:
+        items = yaml.safe_load(f)
+    order = [os.path.basename(i["ansible.builtin.import_playbook"]) for i in items]
+    start, end = order.index("validate_counters_start.yml"), order.index("validate_counters.yml")
+    traffic = [p for p in ("validate_fio_start.yml", "validate_perf.yml", "validate_rdma.yml", "validate_nccl.yml",
+                           "validate_training.yml") if p in order]
+    assert len(traffic) >= 4 and all(start < order.index(p) < end for p in traffic)
+    assert end == order.index("report.yml") - 1
+    for i in (start, end):
+        assert items[i]["tags"] == ["counters", "network", "rdma"]  # never a tag the state-only runs skip
+    with open(os.path.join(ROOT, "playbooks", "validate_counters.yml")) as f:
+        assert all(play["tags"] == ["counters", "network", "rdma"] for play in yaml.safe_load(f))
