@@ -176,8 +176,7 @@ def test_validate_yml_reads_the_counters_before_every_stage_that_moves_traffic_a
     start, end = order.index("validate_counters_start.yml"), order.index("validate_counters.yml")
     traffic = [p for p in ("validate_fio_start.yml", "validate_perf.yml", "validate_rdma.yml", "validate_nccl.yml",
                            "validate_training.yml") if p in order]
-    assert len(traffic) >= 4 and all(start < order.index(p) < end for p in traffic)
-    assert end == order.index("report.yml") - 1
+    assert len(traffic) >= 4 and all(start < order.index(p) < end for p in traffic) and end < order.index("report.yml")
     for i in (start, end):
         assert items[i]["tags"] == ["counters", "network", "rdma"]  # never a tag the state-only runs skip
     with open(os.path.join(ROOT, "playbooks", "validate_counters.yml")) as f:
