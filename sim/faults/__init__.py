@@ -28,13 +28,13 @@ from typing import Dict, List, Optional, Tuple
 from .base import MPI_CONTAINER, PFC_PRIORITY, PODSIM, Ctx, Fault, in_node, podsim, wrong_address
 from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fstab_inject, _ganesha_restart,
                          _ganesha_stop, _gpu, _hca_counters_rising, _hosts_inject, _hosts_stale_inject, _link, _mtu,
-                         _nccl_env_inject, _every_dgx, _neighbour_port, _node,
+                         _nccl_env_inject, _every_dgx, _ib_fault, _neighbour_port, _node,
                          _on_switch, _qos_clear, _qos_inject, _rdma_hca, _signal_daemon, _sshd_freeze, _switch_cli,
                          _switch_fault, _switch_restore, _umount, cabled_port, fstab_with_changed_option,
                          hosts_with_changed_entry)
 
 # what the drill (scripts/drill.py) and the unit tests use besides the catalogue's own functions
-__all__ = ["BY_NAME", "CATALOGUE", "LAYERS", "PFC_PRIORITY", "PODSIM", "Ctx", "Fault", "clear", "clear_all",
+__all__ = ["BY_NAME", "CATALOGUE", "IB_FAULTS", "IB_LAYER", "LAYERS", "PFC_PRIORITY", "PODSIM", "Ctx", "Fault", "clear", "clear_all",
            "fstab_with_changed_option", "get", "hosts_with_changed_entry", "inject", "listing", "main",
            "wrong_address"]
 
@@ -201,7 +201,38 @@ def _catalogue() -> Tuple[Fault, ...]:
 
 
 CATALOGUE: Tuple[Fault, ...] = _catalogue()
-BY_NAME: Dict[str, Fault] = {f.name: f for f in CATALOGUE}
+
+# InfiniBand fabric faults (issue 40 item 5, layer "fabric"): faults of the infiniband-diags stand-ins' fabric
+# (sim/standins/podsim_ib.py), which `sim/podsim ib --map` declares on the pod-in-a-box's RDMA data fabrics for the
+# stand-ins only. The pod-in-a-box's model has no InfiniBand fabric, so `validate.yml --tags ib` skips there: these
+# are not in CATALOGUE (the drill of the Ethernet pod); they are injected and cleared by name (`podsim fault inject
+# ib_cable_swap`) and found by the IB stage of a pod whose model has the fabric (docs/simulator.md).
+IB_LAYER = "fabric"
+
+
+def _ib_catalogue() -> Tuple[Fault, ...]:
+    swap = _ib_fault("swap", "sim-dgx1:mlx5_1,sim-dgx2:mlx5_1")
+    narrow = _ib_fault("width", "sim-dgx3:mlx5_2:1X")
+    slow = _ib_fault("speed", "sim-dgx4:mlx5_0:EDR")
+    no_sm, two_sm = _ib_fault("no_sm", "1"), _ib_fault("two_sm", "1")
+    return (
+        Fault("ib_cable_swap", IB_LAYER, "sim-dgx1", "mlx5_1's IB cable swapped with sim-dgx2 mlx5_1's (each on the "
+              "other's switch port; IB stand-ins)", ("ib",), ("ib_cabling",), ("cabled to",), *swap,
+              where=lambda pod, node: ("sim-ib1",)),
+        Fault("ib_link_1x", IB_LAYER, "sim-dgx3", "mlx5_2's IB link trained at 1X (model 4X HDR; IB stand-ins)",
+              ("ib",), ("ib_link",), ("width 1X",), *narrow, where=lambda pod, node: ("sim-ib2",)),
+        Fault("ib_link_slow", IB_LAYER, "sim-dgx4", "mlx5_0's IB link at EDR (model HDR; IB stand-ins)",
+              ("ib",), ("ib_link",), ("speed EDR",), *slow, where=lambda pod, node: ("sim-ib1",)),
+        Fault("ib_no_sm", IB_LAYER, "sim-dgx1", "no subnet manager answers on the IB fabric (IB stand-ins)",
+              ("ib",), ("ib_sm",), ("no master subnet manager",), *no_sm, where=lambda pod, node: ("fabric",)),
+        Fault("ib_two_sm", IB_LAYER, "sim-dgx1", "a second master subnet manager on sim-ib2: a split subnet (IB "
+              "stand-ins)", ("ib",), ("ib_sm",), ("2 master subnet managers",), *two_sm,
+              where=lambda pod, node: ("fabric",)),
+    )
+
+
+IB_FAULTS: Tuple[Fault, ...] = _ib_catalogue()
+BY_NAME: Dict[str, Fault] = {f.name: f for f in CATALOGUE + IB_FAULTS}
 
 
 def get(name: str) -> Fault:
@@ -254,7 +285,7 @@ def clear_all(ctx) -> List[str]:
 
 def listing() -> str:
     rows = [("NAME", "LAYER", "NODE", "TAGS", "CHECKS", "WHAT")]
-    for f in CATALOGUE:
+    for f in CATALOGUE + IB_FAULTS:  # the IB fabric's last: they need `podsim ib --map` (see IB_FAULTS)
         rows.append((f.name, f.layer, f.node, ",".join(f.tags), ",".join(f.checks),
                      f.summary))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]

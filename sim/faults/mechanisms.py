@@ -418,3 +418,28 @@ def _rdma_hca(hca: str, kind: Optional[str]):
     def act(ctx, node, rec):
         ctx.run(sh(node, rdma_faults_script(hca, kind)))
     return act
+
+
+# --------------------------------------------------------------------------- InfiniBand fabric (issue 40 item 5)
+
+def _ib_fault(key: str, value: str):
+    """A fault of the infiniband-diags stand-ins' fabric (``podsim ib``: every DGX alike, the fabric map written by
+    ``podsim ib --map``): the inject sets it; the clear sets again the fabric's other faults as they are now."""
+    def inject(ctx, node, rec):
+        ctx.run(podsim("ib", "--fault", "%s=%s" % (key, value)))
+
+    def clear(ctx, node, rec):
+        current = json.loads(ctx.run(podsim("ib")) or "{}")
+        current.pop(key, None)
+        args = []
+        for k in sorted(current):
+            v = current[k]
+            if k == "swap":
+                args += ["--fault", "swap=%s" % ",".join(e.replace(" ", ":", 1) for e in v)]
+            elif isinstance(v, dict):
+                args += [a for hca, what in sorted(v.items()) for a in
+                         ("--fault", "%s=%s:%s" % (k, hca.replace(" ", ":", 1), what))]
+            else:
+                args += ["--fault", "%s=%s" % (k, "1" if v else "0")]
+        ctx.run(podsim("ib", "--clear", *args))
+    return inject, clear

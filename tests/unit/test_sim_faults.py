@@ -555,3 +555,36 @@ def test_the_rdma_faults_shape_one_rail_and_break_one_hca_of_the_perftest_stand_
     assert podsim_rdma.load_faults(str(path)) == {"mlx5_0": "rtr", "mlx5_1": "rtr"}
     subprocess.run(["sh", "-c", clear], check=True)
     assert podsim_rdma.load_faults(str(path)) == {"mlx5_0": "rtr"}
+
+
+# --------------------------------------------------------------------------- InfiniBand fabric (issue 40 item 5)
+
+def test_the_ib_faults_are_the_issues_and_name_what_the_ib_stage_emits():
+    names = [f.name for f in fl.IB_FAULTS]
+    assert names == ["ib_cable_swap", "ib_link_1x", "ib_link_slow", "ib_no_sm", "ib_two_sm"]
+    assert not set(names) & {f.name for f in fl.CATALOGUE} and all(fl.BY_NAME[n] for n in names)
+    known, tags = emittable_checks(), validate_tags()
+    for f in fl.IB_FAULTS:
+        assert f.layer == fl.IB_LAYER == "fabric" and f.tags == ("ib",) and set(f.tags) <= tags
+        assert set(f.checks) <= known and f.keywords and f.summary, f
+        assert f.node in {n.name for n in pm.pod_shape(4, 2).dgx}, f
+
+
+def test_an_ib_fault_sets_the_stand_ins_fabric_fault_and_its_clear_keeps_the_others(tmp_path):
+    current = {"width": {"sim-dgx3 mlx5_2": "1X"}, "swap": ["sim-dgx1 mlx5_1", "sim-dgx2 mlx5_1"], "no_sm": True}
+    c = FakeCtx(tmp_path, answers=lambda argv: json.dumps(current) if argv == [fl.PODSIM, "ib"] else "{}")
+    fl.inject(c, "ib_link_1x")
+    assert argvs(c) == [[fl.PODSIM, "ib", "--fault", "width=sim-dgx3:mlx5_2:1X"]]
+    c.cmds.clear()
+    fl.clear(c, "ib_link_1x")
+    assert argvs(c) == [[fl.PODSIM, "ib"], [fl.PODSIM, "ib", "--clear", "--fault", "no_sm=1", "--fault",
+                                           "swap=sim-dgx1:mlx5_1,sim-dgx2:mlx5_1"]]
+    # what the clear sets again parses as the stand-ins' faults (sim/standins/podsim_ib.py)
+    import podsim_ib
+    assert podsim_ib.parse_faults(["no_sm=1", "swap=sim-dgx1:mlx5_1,sim-dgx2:mlx5_1"]) == {
+        "no_sm": True, "swap": ["sim-dgx1 mlx5_1", "sim-dgx2 mlx5_1"]}
+    c.cmds.clear()
+    fl.inject(c, "ib_cable_swap")
+    fl.inject(c, "ib_two_sm")
+    assert argvs(c) == [[fl.PODSIM, "ib", "--fault", "swap=sim-dgx1:mlx5_1,sim-dgx2:mlx5_1"],
+                        [fl.PODSIM, "ib", "--fault", "two_sm=1"]]

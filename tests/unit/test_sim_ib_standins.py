@@ -146,3 +146,31 @@ def test_a_stand_in_output_cut_short_is_refused_by_the_parser(fmap):
     text = podsim_ib.render_iblinkinfo(fmap, {})
     with pytest.raises(ParseError):
         parse_iblinkinfo(text[:-1])  # a last line without its newline: cut off
+
+
+@pytest.mark.parametrize("name", ["ib_cable_swap", "ib_link_1x", "ib_link_slow", "ib_no_sm", "ib_two_sm"])
+def test_each_ib_fault_of_the_catalogue_is_the_top_finding_of_the_declared_fabric(tmp_path, fmap, name):
+    """The drill's judgement (scripts/drill.py: the top finding's root or what it explains is one of the fault's
+    checks, one of its keywords in its cause or summary) on the declared fabric's readings with the fault set as
+    its inject sets it (`podsim ib --fault K=V`)."""
+    import faults as fl
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings import build_findings
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.report.findings_rules import pod_index
+    f = fl.BY_NAME[name]
+    sent = []
+
+    class Ctx:
+        def run(self, argv, **kw):
+            sent.append(argv)
+            return "{}"
+    f.inject(Ctx(), f.node, {})
+    (argv,) = sent
+    assert argv[1:3] == ["ib", "--fault"]
+    checks = [c.to_dict() for c in _readings(fmap, podsim_ib.parse_faults([argv[3]]), str(tmp_path))]
+    model = simib.sim_ib_model(POD)
+    top = build_findings(checks, pod_index(Pod.from_model(model)))[0]
+    named = {top["root"]["check"]} | {e["check"] for e in top["explains"]}
+    assert named & set(f.checks), (top, f.checks)
+    text = (top["summary"] + " " + top["cause"]).lower()
+    assert any(k.lower() in text for k in f.keywords), (text, f.keywords)
+    assert any(w in text or w in top["host"] for w in f.where(POD, f.node)), (top, f.where(POD, f.node))
