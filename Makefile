@@ -7,18 +7,31 @@
 #   make sim-status / sim-down
 #   make lint / unit / integration   parts of `make test`
 #   make drill [DRILL_ARGS=--only a,b]  the fault drill on a converged pod-in-a-box (root; scripts/drill.py)
+#   make bundle [BUNDLE=build/dgxpod-bundle.tar] [BUNDLE_ARGS=--with-image]   an offline install bundle (network here)
+#   make setup-offline BUNDLE=<bundle>   install the controller from a bundle, no network (docs/install.md)
 SHELL := /bin/bash
 NODES ?= 4
 STORAGE ?= 2
+BUNDLE ?= build/dgxpod-bundle.tar
+BUNDLE_ARGS ?=
 VENV := $(CURDIR)/.venv
 export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 PYTEST := $(VENV)/bin/python -m pytest -p no:cacheprovider --durations=25
 
-.PHONY: setup demo test test-long lint unit integration sim-up sim-status sim-down deploy validate drill
+.PHONY: setup demo test test-long lint unit integration sim-up sim-status sim-down deploy validate drill bundle \
+	setup-offline
 
 setup:
 	bash scripts/setup.sh
+
+# an offline install bundle of the controller (scripts/bundle.sh; --with-image adds the simulator's image, root)
+bundle: setup
+	@mkdir -p $(dir $(BUNDLE))
+	bash scripts/bundle.sh $(BUNDLE_ARGS) $(BUNDLE)
+
+setup-offline:
+	bash scripts/setup.sh --offline $(BUNDLE)
 
 sim-up: setup
 	sim/podsim up --nodes $(NODES) --storage $(STORAGE)
