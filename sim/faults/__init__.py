@@ -34,7 +34,8 @@ from .mechanisms import (_address, _continue_daemon, _deploy, _file_restore, _fs
                          hosts_with_changed_entry)
 
 # what the drill (scripts/drill.py) and the unit tests use besides the catalogue's own functions
-__all__ = ["BY_NAME", "CATALOGUE", "IB_FAULTS", "IB_LAYER", "LAYERS", "PFC_PRIORITY", "PODSIM", "Ctx", "Fault", "clear", "clear_all",
+__all__ = ["BY_NAME", "CATALOGUE", "IB_FAULTS", "IB_LAYER", "LAYERS", "PFC_PRIORITY", "PODSIM", "Ctx", "Fault", "clear",
+           "clear_all",
            "fstab_with_changed_option", "get", "hosts_with_changed_entry", "inject", "listing", "main",
            "wrong_address"]
 

@@ -95,7 +95,7 @@ def fabric_map(model: Dict[str, Any], port_number: Callable[[str, str], Optional
                 continue
             pa = _isl_ports(hosts[a], b, switches[a]["model"], port_number)
             pb = _isl_ports(hosts[b], a, switches[b]["model"], port_number)
-            for x, y in zip(pa, pb):
+            for x, y in zip(pa, pb, strict=False):  # the fewer ends of the two lists pair up
                 width, speed = link_of(switches[a]["model"], None) or ("4X", "EDR")
                 isls.append({"a": a, "a_port": x, "b": b, "b_port": y, "width": width, "speed": speed})
     return {"switches": switches, "hcas": hcas, "links": links, "isls": isls,
@@ -300,7 +300,7 @@ def load_state() -> Dict[str, Any]:
 
 def _ca_port(args: List[str]) -> Tuple[Optional[str], int]:
     hca, port = None, 1
-    for flag, value in zip(args, args[1:]):
+    for flag, value in zip(args, args[1:], strict=False):
         if flag in ("-C", "--Ca"):
             hca = value
         elif flag in ("-P", "--Port"):

@@ -57,10 +57,10 @@ def test_the_healthy_outputs_parse_with_the_toolkits_parsers(fmap):
 
 def test_each_fault_changes_the_outputs_as_the_real_fault_would(fmap):
     f = podsim_ib.parse_faults(["swap=sim-dgx1:mlx5_0,sim-dgx2:mlx5_0"])
-    peers = {(p["node_desc"], p["port"]): p["peer_desc"] for p in parse_iblinkinfo(podsim_ib.render_iblinkinfo(fmap, f))
-             if p["node_type"] == "Switch"}
-    healthy = {(p["node_desc"], p["port"]): p["peer_desc"] for p in parse_iblinkinfo(podsim_ib.render_iblinkinfo(fmap, {}))
-               if p["node_type"] == "Switch"}
+    def peers_of(faults):
+        return {(p["node_desc"], p["port"]): p["peer_desc"]
+                for p in parse_iblinkinfo(podsim_ib.render_iblinkinfo(fmap, faults)) if p["node_type"] == "Switch"}
+    peers, healthy = peers_of(f), peers_of({})
     changed = {k: (healthy[k], v) for k, v in peers.items() if healthy[k] != v}
     assert sorted(changed.values()) == [("sim-dgx1 mlx5_0", "sim-dgx2 mlx5_0"), ("sim-dgx2 mlx5_0", "sim-dgx1 mlx5_0")]
 

@@ -27,7 +27,8 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.network.ib_parse im
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE, PORT_STATE,
     CheckResult, Problem, Subject, compare)
 
-__all__ = ["sm_check", "link_checks", "cabling_checks", "switch_names", "evaluate_fabric", "normalize_width", "normalize_speed"]
+__all__ = ["sm_check", "link_checks", "cabling_checks", "switch_names", "evaluate_fabric", "normalize_width",
+           "normalize_speed"]
 
 SOURCE_SM = "IBTA Vol. 1 14.4 (one master SM per subnet); the pod model's fabric"
 SOURCE_MODEL = "the pod model's cabling"

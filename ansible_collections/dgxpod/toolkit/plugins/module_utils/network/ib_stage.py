@@ -13,8 +13,9 @@ The record: ``{"fabrics": [IB fabric names], "model": {host: pod_model_vars}, "d
 {"ib": pod_ib_fabric's value, "error", "unreachable"} or None}}``. :func:`evaluate` gives ``ib_sm`` per IB subnet
 (the fabrics whose discoveries reach a common switch: rails on switches joined by inter-switch links share one subnet
 manager, so two masters between them is a split subnet), per fabric ``ib_link`` and ``ib_cabling`` per modelled
-link (network/ib_eval.py) and ``ib_pkey`` per HCA port where the fabric models partition keys; a DGX that did not answer is the ``no_result`` error naming it; a fabric nobody discovered is one ``ib_fabric``
-error with the tool's words; a pod without an InfiniBand fabric is one ``skipped`` row.
+link (network/ib_eval.py) and ``ib_pkey`` per HCA port where the fabric models partition keys; a DGX that did not
+answer is the ``no_result`` error naming it; a fabric nobody discovered is one ``ib_fabric`` error with the tool's
+words; a pod without an InfiniBand fabric is one ``skipped`` row.
 """
 from __future__ import annotations
 
