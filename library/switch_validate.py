@@ -28,7 +28,8 @@ description:
   - While the interval runs it reads the optics and the environment once - EOS the transceivers' DOM readings with
     the modules' thresholds (C(show interfaces transceiver dom thresholds | json)) and the PSUs, fans and
     temperatures (C(show system environment power|cooling|temperature | json)); NVUE
-    C(nv show platform environment). Onyx's are not read.
+    C(nv show platform environment) and, per switch port that is up,
+    C(nv show interface <port> transceiver thresholds). Onyx's are not read.
   - It decides nothing; module_utils/switch/eval.py compares the readings with the pod model (validate.yml
     tag C(switches)). A show output that does not parse is returned in C(errors).
   - "Runs on the controller (C(connection: local)). The password is never logged or returned."
@@ -89,7 +90,7 @@ counters:
 optics:
   description: Per port, the transceiver's C(media_type), C(serial) and C(params) (rx_power, tx_power, temperature,
     tx_bias, voltage, each with C(unit), C(channels) and the module's C(thresholds)).
-  returned: on EOS
+  returned: on EOS and NVUE
   type: dict
 environment:
   description: EOS C(power) (per PSU), C(cooling) (status and fans), C(temperature) (status and sensors); NVUE

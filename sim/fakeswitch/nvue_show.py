@@ -7,7 +7,9 @@ nvue_show_interface_counters_qos_pfc_stats__*.txt) and ``nv show platform enviro
 (tests/unit/fixtures/fabric/nvos_platform_environment__*.txt), from the applied config (``link mtu|speed|state``),
 the cabling and the operational faults (oper.py: ``errors_rising`` adds RX_ERR, ``discards_rising`` TX_DRP,
 ``pause_rising`` rx-pause-frames on switch priority 3, ``fan_failed=FAN1/1`` turns that fan's row ``fail`` - the
-word a failed row has on a real switch was not found in a public output). A test double."""
+word a failed row has on a real switch was not found in a public output), and ``nv show interface <port> transceiver
+thresholds`` for a wired port (the layout of tests/unit/fixtures/switch/nvue_show_interface_transceiver_thresholds__*;
+``optic_rx_low`` puts every lane's Rx power at -14.20 dBm, below the -13.31 dBm low alarm). A test double."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
@@ -79,7 +81,33 @@ def platform_environment(state: Dict[str, Any]) -> str:
     return _table(["Name", "Type", "State"], [31, 11, 5], rows)
 
 
+# the fixture's module: (parameter, unit, lanes, value, high alarm, high warn, low warn, low alarm)
+TRANSCEIVER = [("temperature", "C", 0, 42.74, 80.0, 70.0, 0.0, -10.0),
+               ("voltage", "V", 0, 3.2862, 3.5, 3.465, 3.135, 3.1),
+               ("rx-power", "dBm", 4, -0.64, 5.4, 2.4, -10.3, -13.31),
+               ("tx-power", "dBm", 4, -0.48, 5.4, 2.4, -8.4, -11.4),
+               ("tx-bias-current", "mA", 4, 6.75, 8.5, 8.0, 6.0, 5.492)]
+DECIMALS = {"V": 4, "mA": 3}  # as the real output prints them (2 otherwise)
+
+
+def transceiver_thresholds(state: Dict[str, Any], port: str) -> str:
+    """``nv show interface <port> transceiver thresholds`` of a wired port's module."""
+    low = port in ports_of((state.get("faults") or {}).get("optic_rx_low"))
+    lines = ["%-21s%-6s%-15s%-17s%-16s%-16s%-16s%s" % ("", "Ch", "Value", "High Alarm", "High Warn", "Low Warn",
+                                                        "Low Alarm", "Alt Value"),
+             "%-42s%-17s%-16s%-16s%s" % ("", "Threshold", "Threshold", "Threshold", "Threshold"), "-" * 120]
+    for name, unit, lanes, value, ha, hw, lw, la in TRANSCEIVER:
+        for i, ch in enumerate([str(n) for n in range(1, lanes + 1)] or ["-"]):
+            v = -14.2 if (low and name == "rx-power") else value
+            cells = ["%.*f %s" % (DECIMALS.get(unit, 2), x, unit) for x in (v, ha, hw, lw, la)]
+            lines.append("%-21s%-6s%-15s %-16s%-16s%-16s%-16s" % ((name if i == 0 else ""), ch, *cells))
+    return "\n".join(ln.rstrip() for ln in lines)
+
+
 def show(state: Dict[str, Any], applied: List[List[str]], rest: List[str]) -> Optional[str]:
+    if len(rest) == 4 and rest[0] == "interface" and rest[2:] == ["transceiver", "thresholds"]:
+        return transceiver_thresholds(state, rest[1]) if rest[1] in (state.get("wiring") or {}) else \
+            "Error: The requested item does not exist."
     if rest == ["interface", "--view", "counters"]:
         return counters_view(state, applied)
     if len(rest) == 5 and rest[0] == "interface" and rest[2:] == ["counters", "qos", "pfc-stats"]:

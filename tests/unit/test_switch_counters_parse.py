@@ -24,6 +24,7 @@ ONYX = "onyx_show_interfaces_ethernet_json_print__mellanox_onyx_interfaces_show.
 ONYX_NO_COUNTERS = "onyx_show_interfaces_ethernet_json_print__mellanox_onyx_facts_no_counters.txt"
 VIEW = "nvue_show_interface_view_counters__cumulus_docs_56.txt"
 PFC = "nvue_show_interface_counters_qos_pfc_stats__cumulus_docs_command_reference.txt"
+XCVR = "nvue_show_interface_transceiver_thresholds__cumulus_docs.txt"
 
 
 def fx(name: str) -> str:
@@ -33,7 +34,7 @@ def fx(name: str) -> str:
 
 def test_the_fixtures_are_in_sources():
     sources = fx("SOURCES.md")
-    for name in (ONYX, ONYX_NO_COUNTERS, VIEW, PFC):
+    for name in (ONYX, ONYX_NO_COUNTERS, VIEW, PFC, XCVR):
         assert "`%s`" % name in sources
 
 
@@ -209,3 +210,55 @@ def test_podsim_switch_takes_the_new_fault_keys():
         parse_switch_faults(["fan_failed=fan3"])
     with pytest.raises(ValueError, match="expected psus"):
         parse_switch_faults(["psu_failed=PSU2"])
+
+
+def test_nvue_transceiver_thresholds_in_the_shape_of_eos_dom():
+    out = op.nvue_transceiver_thresholds(fx(XCVR), "swp3")
+    p = out["params"]
+    assert sorted(p) == ["rx_power", "temperature", "tx_bias", "tx_power", "voltage"]
+    assert p["rx_power"] == {"unit": "dBm", "channels": {"1": -0.64, "2": -0.70, "3": -0.68, "4": -0.60},
+                             "thresholds": {"lowAlarm": -13.31, "lowWarn": -10.30, "highWarn": 2.40, "highAlarm": 5.40}}
+    assert p["temperature"]["channels"] == {"-": 42.74} and p["voltage"]["thresholds"]["lowWarn"] == 3.135
+    assert p["tx_bias"]["thresholds"]["lowAlarm"] == 5.492
+
+
+def test_nvue_transceiver_thresholds_refusals():
+    text = fx(XCVR)
+    with pytest.raises(ValueError, match="swp9 transceiver thresholds: the switch answered with an error"):
+        op.nvue_transceiver_thresholds("Error: The requested item does not exist.\n", "swp9")
+    with pytest.raises(ValueError, match="no dashes line"):
+        op.nvue_transceiver_thresholds(fx(PFC), "swp1")
+    with pytest.raises(ValueError, match="cannot read the row"):  # cut inside a row
+        op.nvue_transceiver_thresholds(text[:text.index("tx-power") + 40] + "\n", "swp3")
+    with pytest.raises(ValueError, match="no newline"):
+        op.nvue_transceiver_thresholds(text.rstrip("\n"), "swp3")
+    with pytest.raises(ValueError, match="units dBm/mW, expected dBm"):
+        op.nvue_transceiver_thresholds(text.replace("5.40 dBm        2.40 dBm        -10.30 dBm", "5.40 mW         "
+                                                    "2.40 dBm        -10.30 dBm", 1), "swp3")
+    with pytest.raises(ValueError, match="unknown parameter"):
+        op.nvue_transceiver_thresholds(text.replace("tx-power  ", "rx-snr    "), "swp3")
+    with pytest.raises(ValueError, match="a table without rows"):
+        op.nvue_transceiver_thresholds("\n".join(text.splitlines()[:3]) + "\n", "swp3")
+
+
+@FAST
+@given(st.data())
+def test_transceiver_lines_mixed_with_noise(data):
+    lines = fx(XCVR).splitlines(True)
+    i = data.draw(st.integers(0, len(lines)))
+    try:
+        op.nvue_transceiver_thresholds("".join(lines[:i]) + data.draw(st.text(max_size=40)) + "".join(lines[i:]))
+    except ValueError:
+        pass
+
+
+def test_fake_nvue_transceiver_parses_healthy_and_low():
+    state = {"wiring": {"swp1": {"host": "dgx1", "nic": "enp5s0"}}, "faults": {}}
+    ok = op.nvue_transceiver_thresholds(nvue_show.show(state, [], ["interface", "swp1", "transceiver", "thresholds"])
+                                        + "\n", "swp1")["params"]
+    assert ok["rx_power"]["thresholds"]["lowWarn"] < min(ok["rx_power"]["channels"].values())
+    assert ok["voltage"]["channels"] == {"-": 3.2862}
+    state["faults"] = {"optic_rx_low": "swp1"}
+    low = op.nvue_transceiver_thresholds(nvue_show.show(state, [], ["interface", "swp1", "transceiver", "thresholds"])
+                                         + "\n", "swp1")["params"]["rx_power"]
+    assert max(low["channels"].values()) < low["thresholds"]["lowAlarm"]

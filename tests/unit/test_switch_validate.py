@@ -280,7 +280,10 @@ def test_onyx_and_nvue_switches_converged_pass_and_a_port_down_and_a_swap_are_fo
         assert len(counters) == len(structured["interfaces"]) and {c["status"] for c in counters} == {"pass"}
         env = {c["check"]: c["status"] for c in healthy if c["check"] in ("switch_environment", "switch_optics")}
         assert env == ({"switch_environment": "skipped", "switch_optics": "skipped"} if platform == "onyx" else
-                       {"switch_environment": "pass", "switch_optics": "skipped"})
+                       {"switch_environment": "pass"})
+        optics = sorted(c["host"] for c in healthy if c["check"] == "switch_optic_rx_power")
+        linked = [i["name"] for i in structured["interfaces"] if i.get("peer") or i.get("channel_group")]
+        assert optics == ([] if platform == "onyx" else sorted("%s %s" % (switch, p) for p in linked))
         # errors rising (both), pause frames rising (NVUE; Onyx's pause counters are not read), named by meaning
         rising = bad(checks(errors_rising=cabled[0], pause_rising=cabled[1]))
         want = [("switch_counters", "%s %s" % (switch, cabled[0]))]
@@ -294,6 +297,9 @@ def test_onyx_and_nvue_switches_converged_pass_and_a_port_down_and_a_swap_are_fo
             fan = bad(checks(fan_failed="FAN2/1"))
             assert [(c["check"], c["host"]) for c in fan] == [("switch_environment", switch)]
             assert "fan FAN2/1: fail" in fan[0]["cause"]
+            (rx,) = bad(checks(optic_rx_low=cabled[1]))
+            assert (rx["check"], rx["host"]) == ("switch_optic_rx_power", "%s %s" % (switch, cabled[1]))
+            assert "Rx power -14.20 dBm" in rx["cause"] and "low-alarm -13.31" in rx["cause"]
         else:
             assert "PFC pause: not read" in rising[0]["expected"]
         down = bad(checks(port_down=cabled[0]))

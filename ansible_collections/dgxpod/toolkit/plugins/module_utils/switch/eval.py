@@ -16,9 +16,10 @@ for per-port checks), what was found, what the model expects and where that expe
 - ``switch_port_status``: link up, at the model's speed;
 - ``switch_counters``: no error, discard or PFC pause counter rising between the stage's two reads, each named by
   what it means (``counters_parse.MEANINGS``: "PFC pause frames received (...) +1000 (rxFrames)");
-- ``switch_optic_<parameter>`` (EOS) per cabled port: the transceiver's DOM readings inside the module's own warning
-  thresholds (``optics_eval.optics_checks``); ``switch_psu``, ``switch_fans``, ``switch_temperature`` (EOS) and
-  ``switch_environment`` (NVUE) for the switch; Onyx's optics and environment are ``skipped`` (not read);
+- ``switch_optic_<parameter>`` (EOS; NVUE on the ports that are up) per cabled port: the transceiver's DOM
+  readings inside the module's own warning thresholds (``optics_eval.optics_checks``); ``switch_psu``,
+  ``switch_fans``, ``switch_temperature`` (EOS) and ``switch_environment`` (NVUE) for the switch; Onyx's optics
+  and environment are ``skipped`` (not read);
 - ``switch_lldp``: the LLDP neighbour is the host and NIC the model cables there (a swapped cable names both
   ports and both NICs).
 """
@@ -58,14 +59,16 @@ PORT_COUNTER_COMMAND = re.compile(r"^nv show interface \S+ counters qos pfc-stat
 # what each platform's counters cover (the expectation says so: Onyx's PFC pause counters are not read)
 COUNTERS_READ = {"eos": "errors, discards, PFC pause frames", "onyx": "errors, discards (PFC pause: not read)",
                  "cumulus": "errors, discards, overruns, PFC pause frames"}
-OPTICS_COMMANDS = {"eos": "show interfaces transceiver dom thresholds | json"}
+OPTICS_COMMANDS = {"eos": "show interfaces transceiver dom thresholds | json",
+                   "cumulus": "nv show interface <port> transceiver thresholds"}
+# the per-port optics command (NVUE): only the ports that were up are read
+PORT_OPTICS_COMMAND = re.compile(r"^nv show interface \S+ transceiver thresholds$")
 ENV_COMMANDS = {"power": ("switch_psu", "show system environment power | json"),
                 "cooling": ("switch_fans", "show system environment cooling | json"),
                 "temperature": ("switch_temperature", "show system environment temperature | json"),
                 "platform": ("switch_environment", "nv show platform environment")}
 NOT_READ = {"onyx": "Onyx's transceiver diagnostics, show power/fan/temperature are not read: no public output of "
-                    "them was found to build a parser on (module_utils/switch/optics_parse.py)",
-            "cumulus": "NVUE's transceiver DOM (nv show interface <port> transceiver) is not read yet"}
+                    "them was found to build a parser on (module_utils/switch/optics_parse.py)"}
 
 
 def _short(name: str) -> str:
@@ -283,12 +286,19 @@ def _optics(name: str, platform: Optional[str], structured: Dict[str, Any], res:
                             **_switch_wide(name))]
     if "optics" not in res:
         return []
+    out: List[CheckResult] = []
+    unread = sorted(c for c in errors if PORT_OPTICS_COMMAND.match(c))
+    if unread:
+        out.append(CheckResult("switch_optics", name, "error", reason="%s: %s" % (name, "; ".join(
+            errors[c] for c in unread)), **_switch_wide(name)))
+    dom = res.get("optics") or {}
     peers = {}
     for iface in structured.get("interfaces") or []:
         peer = _peer_of(iface, structured)
-        if peer is not None:
+        # per-port reads (NVUE) cover the ports that were up: a port that is down is the status check's
+        if peer is not None and (cmd == OPTICS_COMMANDS["eos"] or iface["name"] in dom):
             peers[iface["name"]] = _where(*peer)
-    return oe.optics_checks(name, res.get("optics") or {}, ports=list(peers), peers=peers)
+    return out + oe.optics_checks(name, dom, ports=list(peers), peers=peers)
 
 
 def _environment(name: str, platform: Optional[str], res: Dict[str, Any], errors: Dict[str, str]) -> List[CheckResult]:

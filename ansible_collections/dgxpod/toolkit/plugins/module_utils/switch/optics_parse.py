@@ -5,7 +5,9 @@
   readings and the module's own alarm/warning thresholds), ``show system environment power``, ``show system
   environment cooling``, ``show system environment temperature`` and ``... temperature transceiver`` (``show
   environment ...`` on older EOS prints the same JSON).
-- NVIDIA NVOS / Cumulus NVUE: ``nv show platform environment`` (the Name / Type / State table).
+- NVIDIA NVOS / Cumulus NVUE: ``nv show platform environment`` (the Name / Type / State table); Cumulus NVUE
+  (5.11+) ``nv show interface <port> transceiver thresholds`` (per parameter and channel: the value and the module's
+  alarm/warning thresholds), read into the same shape as EOS's DOM.
 
 Every parser returns the value or raises ``ValueError`` naming the command and what was wrong (a CLI error line,
 JSON that does not parse or lacks its key, a reading that is not a number) - never a half-read value. Port names
@@ -21,7 +23,7 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.show_parse import eos_json
 
 __all__ = ["eos_dom_thresholds", "eos_environment_power", "eos_environment_cooling", "eos_environment_temperature",
-           "nvue_platform_environment", "DOM_PARAMETERS"]
+           "nvue_platform_environment", "nvue_transceiver_thresholds", "NVUE_TRANSCEIVER", "DOM_PARAMETERS"]
 
 # EOS's DOM parameter names -> ours
 DOM_PARAMETERS = {"rxPower": "rx_power", "txPower": "tx_power", "temperature": "temperature", "txBias": "tx_bias",
@@ -177,3 +179,68 @@ def nvue_platform_environment(text: str) -> List[Dict[str, str]]:
     if text and not text.endswith("\n"):
         raise ValueError("%s: the last line has no newline (output cut off?)" % cmd)
     return out
+
+
+NVUE_TRANSCEIVER = "nv show interface %s transceiver thresholds"
+# NVUE's parameter names -> ours, with the unit each row must carry
+_NVUE_PARAMS = {"temperature": ("temperature", "C"), "voltage": ("voltage", "V"), "rx-power": ("rx_power", "dBm"),
+                "tx-power": ("tx_power", "dBm"), "tx-bias-current": ("tx_bias", "mA")}
+_NUM = r"-?\d+(?:\.\d+)?"
+_NVUE_ROW = re.compile(r"^(?P<param>[a-z][a-z-]*)?\s+(?P<ch>-|\d+)\s+" + r"\s+".join(
+    r"(?P<%s>%s)\s+(?P<%s_u>[A-Za-z]+)" % (k, _NUM, k) for k in ("value", "highAlarm", "highWarn", "lowWarn",
+                                                                  "lowAlarm")) + r"(?:\s+(?P<alt>\S.*?))?\s*$")
+
+
+def nvue_transceiver_thresholds(text: str, port: str = "<port>") -> Dict[str, Any]:
+    """``nv show interface <port> transceiver thresholds`` -> ``{"media_type": None, "serial": None, "params":
+    {"rx_power": {"unit": "dBm", "channels": {"1": -0.64, ...}, "thresholds": {"lowAlarm", "lowWarn", "highWarn",
+    "highAlarm"}}, "temperature": {"unit": "C", "channels": {"-": 42.74}, ...}, ...}}`` (eos_dom_thresholds' shape, so
+    optics_eval judges both alike). A row continues the parameter above when its first column is empty. A row that is
+    not "parameter channel value unit and four thresholds with units", a unit that is not the parameter's, an unknown
+    parameter or a table without rows raises ValueError."""
+    cmd = NVUE_TRANSCEIVER % port
+    lines = [ln.rstrip() for ln in (text or "").splitlines()]
+    for ln in lines:
+        if re.match(r"^\s*(%\s*\S|Error:)", ln):
+            raise ValueError("%s: the switch answered with an error: %r" % (cmd, ln.strip()[:120]))
+    try:
+        rule = next(i for i, ln in enumerate(lines) if re.match(r"^-{20,}$", ln.strip()))
+    except StopIteration:
+        raise ValueError("%s: no dashes line under the 'Ch Value High Alarm ...' header" % cmd) from None
+    if not any(re.search(r"\bCh\s+Value\s+High Alarm", ln) for ln in lines[:rule]):
+        raise ValueError("%s: no 'Ch  Value  High Alarm ...' header" % cmd)
+    params: Dict[str, Any] = {}
+    current: Optional[str] = None
+    for ln in lines[rule + 1:]:
+        if not ln.strip() or re.match(r"^[\w.@:~()/\-]+(?: \[[^\]\n]*\])? ?[#>$]$", ln.strip()):
+            continue
+        m = _NVUE_ROW.match(ln)
+        if not m:
+            raise ValueError("%s: cannot read the row %r (expected: parameter, channel, value and four thresholds "
+                             "with units)" % (cmd, ln.strip()[:120]))
+        if m.group("param"):
+            current = m.group("param")
+        if current is None:
+            raise ValueError("%s: a channel row before any parameter: %r" % (cmd, ln.strip()[:120]))
+        if current not in _NVUE_PARAMS:
+            raise ValueError("%s: unknown parameter %r" % (cmd, current))
+        name, unit = _NVUE_PARAMS[current]
+        units = {m.group(k + "_u") for k in ("value", "highAlarm", "highWarn", "lowWarn", "lowAlarm")}
+        if units != {unit}:
+            raise ValueError("%s: %s channel %s has units %s, expected %s" % (cmd, current, m.group("ch"),
+                                                                              "/".join(sorted(units)), unit))
+        entry = params.setdefault(name, {"unit": unit, "channels": {}, "thresholds": {
+            k: float(m.group(k)) for k in _THRESHOLDS}})
+        if m.group("ch") in entry["channels"]:
+            raise ValueError("%s: %s channel %s twice" % (cmd, current, m.group("ch")))
+        entry["channels"][m.group("ch")] = float(m.group("value"))
+        # the module has one threshold set per parameter: a lane with other limits is kept at its own worst
+        for k in ("lowAlarm", "lowWarn"):
+            entry["thresholds"][k] = max(entry["thresholds"][k], float(m.group(k)))
+        for k in ("highWarn", "highAlarm"):
+            entry["thresholds"][k] = min(entry["thresholds"][k], float(m.group(k)))
+    if not params:
+        raise ValueError("%s: a table without rows" % cmd)
+    if text and not text.endswith("\n"):
+        raise ValueError("%s: the last line has no newline (output cut off?)" % cmd)
+    return {"media_type": None, "serial": None, "params": params}

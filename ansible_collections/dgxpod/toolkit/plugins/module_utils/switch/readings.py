@@ -15,7 +15,8 @@ enters config mode, and returns what it read, parsed (module_utils/switch/show_p
   ``nv show interface --view counters`` and, per port that is up, ``nv show interface <port> counters qos
   pfc-stats``; module_utils/switch/counters_parse.py);
 - ``optics``: the transceivers' DOM readings with the modules' own thresholds (EOS ``show interfaces transceiver
-  dom thresholds | json``); ``environment``: PSUs, fans and temperatures (EOS ``show system environment
+  dom thresholds | json``; NVUE ``nv show interface <port> transceiver thresholds`` per switch port that is up);
+  ``environment``: PSUs, fans and temperatures (EOS ``show system environment
   power|cooling|temperature | json``, NVUE ``nv show platform environment``), read once while the counter interval
   runs (module_utils/switch/optics_parse.py). Onyx's optics and environment are not read (no public output of
   them was found to build a parser on; the evaluator says so).
@@ -59,6 +60,8 @@ def _whole(parser: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 OPTICS = {"eos": ("show interfaces transceiver dom thresholds | json", op.eos_dom_thresholds)}
+# optics read one port at a time, on the switch ports that are up (NVUE 5.11+)
+PORT_OPTICS = {"cumulus": (op.NVUE_TRANSCEIVER, op.nvue_transceiver_thresholds)}
 ENVIRONMENT = {"eos": {"power": ("show system environment power | json", op.eos_environment_power),
                        "cooling": ("show system environment cooling | json", op.eos_environment_cooling),
                        "temperature": ("show system environment temperature | json",
@@ -128,6 +131,14 @@ class SwitchValidate(SwitchPush):
         t_first = time.time()
         if self.platform in OPTICS:
             self.result["optics"] = self._read(*OPTICS[self.platform])
+        elif self.platform in PORT_OPTICS:
+            template, parser = PORT_OPTICS[self.platform]
+            optics = {}
+            for port in up:  # a port whose output does not parse is left out and named in errors
+                value = self._read(template % port, _whole(lambda text, port=port: parser(text, port)))
+                if value is not None:
+                    optics[port] = value
+            self.result["optics"] = optics
         if self.platform in ENVIRONMENT:
             self.result["environment"] = {kind: self._read(command, parser)
                                           for kind, (command, parser) in ENVIRONMENT[self.platform].items()}
