@@ -8,8 +8,8 @@ from sim/podmodel.switch_wiring or by a test) and the operational faults (``stat
 - ``swap=P1,P2``: the cables of two ports are swapped (each port sees the other's neighbour);
 - ``errors_rising`` / ``discards_rising`` / ``pause_rising=P[,P]``: each read of that counter adds to it (EOS and
   NVUE; Onyx: errors and discards - its PFC pause counters are not answered, no public output of them was found);
-- ``optic_rx_low=P[,P]``: the port's transceiver receives too little light (EOS DOM: Rx power below the module's
-  low-alarm threshold);
+- ``optic_rx_low=P[,P]``: the port's transceiver receives too little light (EOS and NVUE DOM: Rx power below the
+  module's low-alarm threshold);
 - ``psu_failed=N[,N]``: power supply N lost its input (EOS ``powerLoss``);
 - ``fan_failed=F[,F]``: fan F failed (EOS fan label ``1/1``, NVUE ``FAN1/1``).
 
