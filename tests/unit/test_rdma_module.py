@@ -261,3 +261,19 @@ def test_the_plan_only_predictor_has_the_rdma_stage():
     assert st["formula"].startswith("3 rounds on 4 rails (24 pairs)")
     big = {s["stage"]: s for s in pp.plan_report(os.path.join(ROOT, "inventories", "sim"), "full", dgx=140)["stages"]}
     assert big["rdma"]["formula"].startswith("8 rounds on 4 rails")  # matchings beyond 16 DGX, as the filter plans
+
+
+def test_the_records_filter_takes_the_finished_job_else_the_launch():
+    from filter_plugins.rdma import pod_rdma_plan, pod_rdma_records
+    pod = {"fabrics": FABRICS[:1]}
+    hv = {h: {"nics": v["nics"]} for h, v in hosts(2).items()}
+    plan = pod_rdma_plan(pod, hv, {"dgx": ["dgx1", "dgx2"]})
+    t = plan[0]["tests"][0]
+    runs = {h: {"tests": [{"id": t["id"], "tool": tool, "side": "client" if h == t["client"] else "server",
+                           "status": "ok", "result": {}} for tool in ("bw", "lat")]} for h in ("dgx1", "dgx2")}
+    hv[t["client"]].update(rdma_result=dict(runs[t["client"]], finished=1), rdma_job={"ansible_job_id": "1"})
+    hv[t["server"]].update(rdma_result={"skipped": True}, rdma_job={"unreachable": True, "msg": "ssh: gone"})
+    rec = pod_rdma_records(plan, hv, ["rdma_result", "rdma_job"])
+    assert rec[0]["status"] == "error" and rec[0]["unreachable"] and "ssh: gone" in rec[0]["reason"]
+    hv[t["server"]].update(rdma_result=dict(runs[t["server"]], finished=1))
+    assert pod_rdma_records(plan, hv, ["rdma_result", "rdma_job"])[0]["status"] == "ok"
