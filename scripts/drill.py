@@ -147,15 +147,18 @@ def state_only_covers(tags: Iterable[str]) -> bool:
 
 
 def plan(selected: Sequence[fl.Fault]) -> List[tuple]:
-    """The drill's runs in order: ("healthy", label, tags, preflight) and ("fault", fault). A full state-only
-    run (with the preflight) before and after; each fault followed by its narrow tags on the healthy pod,
-    except the last fault when the closing state-only run covers its tags."""
-    steps: List[tuple] = [("healthy", "before", (), True)]
+    """The drill's runs in order: ("healthy", label, tags, preflight, extra_vars) and ("fault", fault). A full
+    state-only run (with the preflight) before and after; each fault followed by its narrow tags on the healthy
+    pod, with the fault's own stage options (``Fault.extra_vars``: the healthy run must run the same checks the
+    fault's run did, e.g. nvbandwidth), except the last fault when the closing state-only run covers its tags
+    and it has no options of its own."""
+    steps: List[tuple] = [("healthy", "before", (), True, ())]
     for i, f in enumerate(selected, 1):
         steps.append(("fault", f))
-        if i < len(selected) or not state_only_covers(f.tags):
-            steps.append(("healthy", "after " + f.name, tuple(f.tags), False))
-    return steps + [("healthy", "after", (), True)]
+        extra = tuple(getattr(f, "extra_vars", ()) or ())
+        if i < len(selected) or not state_only_covers(f.tags) or extra:
+            steps.append(("healthy", "after " + f.name, tuple(f.tags), False, extra))
+    return steps + [("healthy", "after", (), True, ())]
 
 
 # --------------------------------------------------------------------------- the table (pure)
@@ -230,9 +233,10 @@ class Drill:
         self.clock, self.say, self.wall = clock, say, wall
         self.rows: List[Row] = []
 
-    def healthy(self, label: str, tags: Sequence[str] = (), preflight: bool = False) -> bool:
+    def healthy(self, label: str, tags: Sequence[str] = (), preflight: bool = False,
+                extra_vars: Sequence[str] = ()) -> bool:
         t0, since = self.clock(), self.wall()
-        rc = self.run(validate_args(tags, preflight))
+        rc = self.run(validate_args(tags, preflight, extra_vars))
         try:
             v = judge_healthy(self.read_results(since), rc)
         except (OSError, ValueError) as e:
@@ -280,7 +284,7 @@ class Drill:
             if step[0] == "fault":
                 ok = self.fault(step[1]) and ok
             else:
-                ok = self.healthy(step[1], step[2], step[3]) and ok
+                ok = self.healthy(*step[1:]) and ok
         return ok
 
 

@@ -239,10 +239,24 @@ def test_full_state_only_runs_open_and_close_the_drill_and_each_fault_is_followe
 def test_the_plan_runs_the_preflight_only_in_the_full_runs_and_keeps_a_last_benchmark_faults_narrow_run():
     net, perf = FakeFault("net"), FakeFault("perf", tags=("iperf",))
     steps = drill.plan([net, perf])
-    assert steps == [("healthy", "before", (), True), ("fault", net), ("healthy", "after net", ("network",), False),
-                     ("fault", perf), ("healthy", "after perf", ("iperf",), False), ("healthy", "after", (), True)]
+    assert steps == [("healthy", "before", (), True, ()), ("fault", net),
+                     ("healthy", "after net", ("network",), False, ()), ("fault", perf),
+                     ("healthy", "after perf", ("iperf",), False, ()), ("healthy", "after", (), True, ())]
     # a last fault whose stage the closing state-only run covers needs no narrow run of its own
-    assert drill.plan([perf, net])[-2:] == [("fault", net), ("healthy", "after", (), True)]
+    assert drill.plan([perf, net])[-2:] == [("fault", net), ("healthy", "after", (), True, ())]
+
+
+def test_the_healthy_run_after_a_fault_with_stage_options_runs_with_them():
+    opt = FakeFault("opt", tags=("gpu",))
+    opt.extra_vars = ("gpu_nvbandwidth=true",)
+    steps = drill.plan([opt])
+    assert steps[-2:] == [("healthy", "after opt", ("gpu",), False, ("gpu_nvbandwidth=true",)),
+                          ("healthy", "after", (), True, ())]
+    argvs = []
+    d = drill.Drill(Ctx(), lambda argv: argvs.append(argv) or 0, lambda since: {"checks": [], "findings": []},
+                    say=lambda s: None)
+    d.healthy(*steps[-2][1:])
+    assert argvs[0][argvs[0].index("-e") + 1] == "gpu_nvbandwidth=true"
     assert drill.state_only_covers(("network", "drift")) and not drill.state_only_covers(("iperf",))
 
 
