@@ -63,17 +63,35 @@ def sim_fabric_map(pod: pm.Pod) -> dict:
 
 
 def write_sysfs(root: str, fmap: dict, node: str) -> None:
-    """The stand-in sysfs files pod_ib_fabric reads beside the tools, for ``node``'s HCAs of the map: each HCA's
-    ``node_guid`` (``xxxx:xxxx:xxxx:xxxx``) and port 1's P_Key table (``pkeys/0`` = 0xffff, the default partition
-    with full membership, the rest 0x0000), as the kernel's ib_core shows them."""
+    """The stand-in sysfs file pod_ib_fabric reads beside the tools, for ``node``'s HCAs of the map: port 1's P_Key
+    table (``pkeys/0`` = 0xffff, the default partition with full membership, the rest 0x0000), as ib_core shows it.
+    The HCA's ``node_guid`` is podsim_hw's (its stand-in sysfs and ibv_devinfo): never written here - the map takes
+    the GUIDs from the nodes instead (:func:`with_node_guids`)."""
     for h in (fmap.get("hcas") or {}).values():
         if h["node"] != node:
             continue
         base = os.path.join(root, "sys", "class", "infiniband", h["hca"])
-        g = "%016x" % int(h["guid"], 16)
-        write_file(os.path.join(base, "node_guid"), ":".join(g[i:i + 4] for i in range(0, 16, 4)) + "\n")
         for i in range(4):
             write_file(os.path.join(base, "ports", "1", "pkeys", str(i)), ("0xffff" if i == 0 else "0x0000") + "\n")
+
+
+def remove_sysfs(root: str, fmap: dict, node: str) -> None:
+    """Undo :func:`write_sysfs` (``--unmap``)."""
+    import shutil
+    for h in (fmap.get("hcas") or {}).values():
+        if h["node"] == node:
+            shutil.rmtree(os.path.join(root, "sys", "class", "infiniband", h["hca"], "ports", "1", "pkeys"),
+                          ignore_errors=True)
+
+
+def with_node_guids(fmap: dict, states: dict) -> dict:
+    """The map with each HCA's GUID the one its node's stand-ins already show (``hcas.<dev>.node_guid`` of the node's
+    hardware.json: ibv_devinfo's and the stand-in sysfs's ``node_guid``), so every tool of a node agrees."""
+    for h in (fmap.get("hcas") or {}).values():
+        g = (((states.get(h["node"]) or {}).get("hcas") or {}).get(h["hca"]) or {}).get("node_guid")
+        if g:
+            h["guid"] = "0x%016x" % int(g.replace(":", ""), 16)
+    return fmap
 
 
 def _states(pod: pm.Pod) -> list:
@@ -97,15 +115,22 @@ def cmd_ib(args) -> int:
         faults = podsim_ib.parse_faults(args.fault or [])
     except ValueError as e:
         die(str(e), 2)
-    fmap = sim_fabric_map(pod) if args.map else None
-    current: dict = {}
-    for node, path in _states(pod):
+    paths = _states(pod)
+    states = {}
+    for node, path in paths:
         with open(path) as f:
-            state = json.load(f)
+            states[node] = json.load(f)
+    fmap = with_node_guids(sim_fabric_map(pod), states) if args.map else None
+    current: dict = {}
+    for node, path in paths:
+        state = states[node]
+        sysfs = os.path.join(os.path.dirname(path), "sysfs")
         if args.map:
             state["ib_fabric"] = fmap
-            write_sysfs(os.path.join(os.path.dirname(path), "sysfs"), fmap, node)
+            write_sysfs(sysfs, fmap, node)
         if args.unmap:
+            if state.get("ib_fabric"):
+                remove_sysfs(sysfs, state["ib_fabric"], node)
             state.pop("ib_fabric", None)
             state.pop("ib_faults", None)
         if args.clear or faults:

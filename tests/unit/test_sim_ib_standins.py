@@ -103,11 +103,26 @@ def test_the_tools_read_the_nodes_state(tmp_path, monkeypatch, capsys, fmap):
     assert podsim_ib.main(["/opt/standins/perfquery"]) == 2
 
 
-def test_the_node_sysfs_holds_the_guids_and_pkeys_the_module_reads(tmp_path, fmap):
+def test_the_node_sysfs_holds_the_pkeys_and_the_map_takes_the_nodes_own_guids(tmp_path, fmap):
+    import copy
+    import podsim_hw
     simib.write_sysfs(str(tmp_path), fmap, "sim-dgx3")
-    assert pod_ib_fabric.node_guid(str(tmp_path), "mlx5_2") == fmap["hcas"]["sim-dgx3 mlx5_2"]["guid"]
     assert pod_ib_fabric.read_pkeys(str(tmp_path), "mlx5_2", 1) == ["0xffff"]
-    assert not os.path.exists(tmp_path / "sys" / "class" / "infiniband" / "mlx5_9")
+    assert not os.path.exists(tmp_path / "sys" / "class" / "infiniband" / "mlx5_2" / "node_guid")  # podsim_hw's
+    simib.remove_sysfs(str(tmp_path), fmap, "sim-dgx3")
+    assert pod_ib_fabric.read_pkeys(str(tmp_path), "mlx5_2", 1) is None
+    states = {d.name: podsim_hw.default_state(d.name, i + 1) for i, d in enumerate(POD.dgx)}
+    m = simib.with_node_guids(copy.deepcopy(fmap), states)
+    assert m["hcas"]["sim-dgx3 mlx5_2"]["guid"] == "0x" + states["sim-dgx3"]["hcas"]["mlx5_2"]["node_guid"].replace(
+        ":", "")
+    # what the module reads from the stand-in sysfs podsim_hw writes is the GUID ibnetdiscover then shows
+    files = podsim_hw.fake_sysfs_files(states["sim-dgx3"], {})
+    (tmp_path / "n").mkdir()
+    for rel, text in files.items():
+        if rel.endswith("/node_guid"):
+            (tmp_path / "n" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / "n" / rel).write_text(text)
+    assert pod_ib_fabric.node_guid(str(tmp_path / "n"), "mlx5_2") == m["hcas"]["sim-dgx3 mlx5_2"]["guid"]
 
 
 def _readings(fmap, faults, sysfs_root):
