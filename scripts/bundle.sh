@@ -66,7 +66,7 @@ pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
 
 # --- 1. the controller's wheels ----------------------------------------------------------------------------------------
 log "wheels of requirements.txt for $("$VENV/bin/python" -c 'import sysconfig, sys; print("Python %d.%d, %s" % (sys.version_info[:2] + (sysconfig.get_platform(),)))')"
-pip wheel -q -w "$DIR/wheels" -r requirements.txt
+pip wheel -q --use-pep517 -w "$DIR/wheels" -r requirements.txt
 cp requirements.txt "$DIR/requirements.txt"
 
 # --- 2. the collections: the "ansible" release setup.sh extracts them from ----------------------------------------------
@@ -140,7 +140,7 @@ if ((WITH_IMAGE)); then
   read -r libnfs fusepy <<<"$extras"
   [[ -n $libnfs && -n $fusepy ]] || die "sim/setup-extras.sh names no LIBNFS_VERSION/FUSEPY_VERSION"
   log "wheels of the simulator's extras: libnfs==$libnfs fusepy==$fusepy"
-  pip wheel -q -w "$DIR/wheels" "libnfs==$libnfs" "fusepy==$fusepy"
+  pip wheel -q --use-pep517 -w "$DIR/wheels" "libnfs==$libnfs" "fusepy==$fusepy"  # built in isolation: setuptools, wheel
   IMAGE=$(sim/image/build.sh --print-image | tail -1)
   [[ $IMAGE == localhost/* ]] || die "sim/image/build.sh --print-image gave no image name ($IMAGE)"
   mkdir -p "$DIR/image"
