@@ -85,8 +85,10 @@ def record(tmp_path, faults=None, unreachable=(), keys=("0xffff",)):
         reading = pod_ib_fabric.gather(_runner(fmap, faults, d.name), lambda t: "/usr/sbin/" + t, ports,
                                        discover=(i == 0), tool_timeout=5, sysfs_root=sysfs)
         nodes[d.name] = {"ib": reading, "error": None, "unreachable": False}
-    return {"fabrics": fabrics, "discover": pod.dgx[0].name, "nodes": nodes,
-            "model": {h: dict(v) for h, v in hv.items()}}
+    return {"fabrics": fabrics, "discover": pod.dgx[0].name, "nodes": nodes, "pod": hv[pod.dgx[0].name]["pod"],
+            "groups": {g: [h for h, v in hv.items() if g in v["group_names"]] for g in ("dgx", "storage", "switches")},
+            "nics": {h: v["nics"] for h, v in hv.items() if "nics" in v},
+            "switches": {h: v["switch"] for h, v in hv.items() if "switch" in v}}
 
 
 def results(rec):

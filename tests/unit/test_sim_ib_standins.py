@@ -143,8 +143,16 @@ def _readings(fmap, faults, sysfs_root):
         nodes[d.name] = {"ib": pod_ib_fabric.gather(run, lambda t: t, ib_stage.ports_of_nics(
             model["hosts"][d.name]["vars"]["nics"], fabrics), i == 0, 5, sysfs_root), "error": None,
             "unreachable": False}
-    hostvars = {h: dict(v["vars"], group_names=v["groups"], pod=model["pod"]) for h, v in model["hosts"].items()}
-    return ib_stage.evaluate({"fabrics": fabrics, "model": hostvars, "nodes": nodes, "discover": "sim-dgx1"}, {}, {})
+    return ib_stage.evaluate(record_of_model(model, fabrics, nodes), {}, {})
+
+
+def record_of_model(model, fabrics, nodes):
+    """pod_stages.ib as validate_ib.yml records it, for a model in model_from_hostvars' shape."""
+    hosts = model["hosts"]
+    return {"fabrics": fabrics, "nodes": nodes, "discover": "sim-dgx1", "pod": model["pod"],
+            "groups": {g: [h for h, v in hosts.items() if g in v["groups"]] for g in ("dgx", "storage", "switches")},
+            "nics": {h: v["vars"]["nics"] for h, v in hosts.items() if "nics" in v["vars"]},
+            "switches": {h: v["vars"]["switch"] for h, v in hosts.items() if "switch" in v["vars"]}}
 
 
 def test_the_declared_fabric_evaluates_to_a_pass_and_a_fault_to_its_check(tmp_path, fmap):

@@ -9,7 +9,8 @@ speed are the catalogue's (``catalog.switches.ib_link``: the switch's generation
 modelled speed says so - HDR100 is 2X HDR). Fabric nodes are named by the model's GUIDs (``switch.guid``,
 ``nics[].port_guid``) where given, else by node description (network/ib_eval.py).
 
-The record: ``{"fabrics": [IB fabric names], "model": {host: pod_model_vars}, "discover": host, "nodes": {host:
+The record: ``{"fabrics": [IB fabric names], "pod", "groups", "nics", "switches"`` (the model, :func:`pod_of_record`)
+``, "discover": host, "nodes": {host:
 {"ib": pod_ib_fabric's value, "error", "unreachable"} or None}}``. :func:`evaluate` gives ``ib_sm`` per IB subnet
 (the fabrics whose discoveries reach a common switch: rails on switches joined by inter-switch links share one subnet
 manager, so two masters between them is a split subnet), per fabric ``ib_link`` and ``ib_cabling`` per modelled
@@ -29,7 +30,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Po
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (NODE_STATE, POD_STATE,
     CheckResult, Subject, compare, no_result)
 
-__all__ = ["ib_fabrics", "ib_plan", "ports_of_nics", "host_ports", "subnets", "evaluate", "NO_IB"]
+__all__ = ["ib_fabrics", "ib_plan", "ports_of_nics", "host_ports", "pod_of_record", "subnets", "evaluate", "NO_IB"]
 
 NO_IB = "no InfiniBand fabric in the model"
 SOURCE_PKEY = "the pod model's pod.fabrics[].pkeys (IBTA Vol. 1 10.9: a port holds the partitions it is a member of)"
@@ -108,6 +109,22 @@ def _pkey_check(fabric: str, port: Mapping[str, Any], node: str, want: List[str]
     return CheckResult("ib_pkey", host, "pass", measured=measured, **common)
 
 
+def pod_of_record(recorded: Mapping[str, Any]) -> Pod:
+    """The typed pod from what validate_ib.yml records of the model: ``pod`` (the pod variable once), ``groups``
+    ({dgx, storage, switches: [hosts]}), ``nics`` ({host: its nics}) and ``switches`` ({switch: its switch
+    variable}) - only what the plan reads, not every host's copy of the pod variable."""
+    groups = {g: list(h or []) for g, h in (recorded.get("groups") or {}).items()}
+    hostvars: Dict[str, Dict[str, Any]] = {}
+    for group, hosts in groups.items():
+        for host in hosts:
+            hostvars.setdefault(host, {"group_names": []})["group_names"].append(group)
+    for host, nics in (recorded.get("nics") or {}).items():
+        hostvars.setdefault(host, {"group_names": []})["nics"] = nics
+    for host, sw in (recorded.get("switches") or {}).items():
+        hostvars.setdefault(host, {"group_names": ["switches"]})["switch"] = sw
+    return Pod.from_hostvars(hostvars, groups, pod=recorded.get("pod") or {})
+
+
 def _discovery(nodes: Mapping[str, Any], fabric: str) -> Optional[Mapping[str, Any]]:
     for rec in nodes.values():
         d = (((rec or {}).get("ib") or {}).get("discovery") or {}).get(fabric)
@@ -162,7 +179,7 @@ def evaluate(recorded: Mapping[str, Any], expectations: Mapping[str, Any], conte
     fabrics = list(recorded.get("fabrics") or [])
     if not fabrics:
         return [CheckResult("ib_fabric", "pod", "skipped", reason=NO_IB, subject=Subject(), category=POD_STATE)]
-    pod = Pod.from_hostvars(recorded.get("model") or {})
+    pod = pod_of_record(recorded)
     plan = ib_plan(pod)
     nodes: Mapping[str, Any] = recorded.get("nodes") or {}
     out: List[CheckResult] = []
