@@ -2,9 +2,11 @@
 """Filters of the training stage (roles/pod_training)."""
 from __future__ import annotations
 
-
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.training.user_dataset import (UserDatasetError,
+                                                                                          check_path, manifest_name)
 
 
 def pod_training_target(hv, pod, connect="name"):
@@ -22,6 +24,23 @@ def pod_training_mount_map(hostvars, hosts):
                 for m in hostvars[h].get("pod_training_mounts") or []} for h in hosts}
 
 
+def pod_training_user_path(path):
+    """pod_training_dataset_path checked: relative to the data mounts, no '..' (a clear error otherwise)."""
+    try:
+        return check_path(path)
+    except UserDatasetError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def pod_training_list_name(path):
+    """The file-list name of a user dataset in the toolkit's own list directory on the shared storage."""
+    try:
+        return manifest_name(path)
+    except UserDatasetError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
 class FilterModule:
     def filters(self):
-        return {"pod_training_target": pod_training_target, "pod_training_mount_map": pod_training_mount_map}
+        return {"pod_training_target": pod_training_target, "pod_training_mount_map": pod_training_mount_map,
+                "pod_training_user_path": pod_training_user_path, "pod_training_list_name": pod_training_list_name}

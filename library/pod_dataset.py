@@ -20,6 +20,10 @@ description:
     on a timeout, an error or a signal (SIGTERM, SIGINT, SIGHUP) the partial directory is removed, and a
     partial directory left by an earlier run is removed before a new one is made.
   - I(state=absent) removes the dataset and any partial directory.
+  - With I(source) the dataset is the user's own (C(pod_training_dataset_path)), read-only - nothing is generated
+    and nothing under I(source) is written or removed. It is listed (names and sizes, a C(stat) a file, never the
+    content; C(module_utils/training/user_dataset.py)) as an ImageFolder tree or WebDataset tar shards, and its
+    file list is written to I(file_list), in the toolkit's own directory on the shared storage.
 version_added: "0.1.0"
 extends_documentation_fragment:
   - dgxpod.toolkit.toolkit_module
@@ -60,9 +64,26 @@ options:
     type: int
     default: 4
   timeout:
-    description: Seconds generation may take in all; also bounds reading the manifest and removing.
+    description: Seconds generation (or listing I(source)) may take in all; also bounds reading the manifest and
+      removing.
     type: int
     default: 900
+  source:
+    description:
+      - A user's dataset directory as seen through the first data mount; empty - the generated dataset.
+    type: path
+    default: ""
+  source_format:
+    description: The layout of I(source) - C(imagefolder), C(shards) (WebDataset tar files) or C(auto).
+    type: str
+    choices: [auto, imagefolder, shards]
+    default: auto
+  file_list:
+    description:
+      - With I(source), where the file list is written (C(<path> <bytes> <class>) per line, paths relative to
+        I(source)); required with I(source). Never under I(source).
+    type: path
+    default: ""
 notes:
   - Supports check mode - reads the manifest and says whether the dataset would be made, writes nothing.
 """
@@ -74,6 +95,12 @@ EXAMPLES = r"""
     spec: {classes: 100, images_per_class: 1000, width: 500, height: 375, quality: 90, target_kb: 110, seed: 1}
     container: dgxpod-mpi
     engine: docker
+
+- name: A user's own ImageFolder dataset, listed (read-only)
+  pod_dataset:
+    roots: [/mnt/isilon1/dgxpod-dataset]
+    source: /mnt/isilon1/datasets/imagenet/train
+    file_list: /mnt/isilon1/dgxpod-dataset-lists/user-datasets_imagenet_train.FILES.txt
 """
 
 RETURN = r"""
@@ -90,7 +117,10 @@ reason:
   type: str
   returned: always
 manifest:
-  description: The dataset's manifest (files, classes, bytes, mean_kb, spec, spec_id, created, seconds).
+  description:
+    - The dataset's manifest (files, classes, bytes, mean_kb, spec, spec_id, created, seconds); for a user dataset
+      (I(source)) format, user, root, file_list, files, classes, bytes, mean_kb, skipped (files of other kinds by
+      extension), empty (some files of 0 bytes).
   type: dict
   returned: when present
 seconds:
@@ -106,10 +136,13 @@ import signal
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.bounded_run import call_bounded
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.common.run import run_tool
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training.dataset import (FILE_LIST, MANIFEST,
     file_list_text, file_plan, make_manifest, manifest_matches, parse_file_list, spec)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.training.user_dataset import (UserDatasetError,
+    list_dataset, summary)
 
 
 class Interrupted(Exception):
@@ -190,6 +223,49 @@ def generate(module, sp, roots, deadline):
     return manifest
 
 
+def list_user_dataset(source, fmt, file_list, write=True):
+    """List the user's dataset and (``write``) put its file list at ``file_list`` (a temporary name, then renamed):
+    the summary as JSON text (run in a bounded child by :func:`user_dataset`)."""
+    t0 = time.time()
+    listing = list_dataset(source, fmt)
+    if write:
+        os.makedirs(os.path.dirname(file_list), exist_ok=True)
+        tmp = file_list + ".partial"
+        with open(tmp, "w") as f:
+            f.write(file_list_text(listing["entries"]))
+            f.flush()
+            os.fsync(f.fileno())
+        os.rename(tmp, file_list)
+    return json.dumps(summary(listing, source, file_list, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                              time.time() - t0))
+
+
+def user_dataset(module, t0):
+    """The user-dataset path of the module (I(source)): list, write the file list, never touch I(source)."""
+    p = module.params
+    source, file_list = p["source"].rstrip("/"), p["file_list"]
+    if not file_list:
+        module.fail_json(msg="pod_dataset: file_list is required with source")
+    real_src, real_list = os.path.realpath(source), os.path.realpath(file_list)
+    if real_list == real_src or real_list.startswith(real_src + os.sep):
+        module.fail_json(msg="pod_dataset: file_list %s is inside the user's dataset %s, which is never written"
+                         % (file_list, source))
+    called = call_bounded(list_user_dataset, (source, p["source_format"], file_list, not module.check_mode),
+                          timeout=p["timeout"])
+    if called.timed_out:
+        module.fail_json(msg="listing the dataset %s did not finish within %ds (storage down, a hung mount, or more "
+                         "files than the timeout allows: raise pod_training_dataset_timeout)" % (source, p["timeout"]),
+                         reused=False, generated=False, reason="")
+    if not called.ok:
+        why = called.out.split(": ", 1)[1] if called.out.startswith(UserDatasetError.__name__ + ": ") else called.out
+        module.fail_json(msg="the dataset %s cannot be used: %s" % (source, why), reused=False, generated=False,
+                         reason="")
+    manifest = json.loads(called.out)
+    module.exit_json(changed=False, reused=False, generated=False, manifest=manifest,
+                     reason="the user's dataset (%s, %d files), listed" % (manifest["format"], manifest["files"]),
+                     seconds=round(time.time() - t0, 2))
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -203,11 +279,16 @@ def main():
             container=dict(type="str", default=""),
             jobs=dict(type="int", default=4),
             timeout=dict(type="int", default=900),
+            source=dict(type="path", default=""),
+            source_format=dict(type="str", choices=["auto", "imagefolder", "shards"], default="auto"),
+            file_list=dict(type="path", default=""),
         ),
         supports_check_mode=True,
     )
     p = module.params
     t0 = time.time()
+    if p["source"]:
+        user_dataset(module, t0)
     roots = [r.rstrip("/") for r in p["roots"]]
     if not roots:
         module.fail_json(msg="pod_dataset: no roots")

@@ -209,7 +209,8 @@ def test_healthy_real_pod_runs_every_check():
     fast = {r: {"ips": 720.0, "mb": 95.0, "gpu_util_csv": ["0, 98", "1, 99"]} for r in range(8)}
     res = run(measurements(cold=records(fast), warm=records(fast)))
     assert {r.check for r in res} == {"train_dataset", "train_converges", "train_throughput", "train_storage_bound",
-                                      "train_read_rate", "train_gpu_util", "train_relative"}
+                                      "train_read_rate", "train_gpu_util", "train_relative", "train_dataset_files",
+                                      "train_accelerator_busy", "train_accelerators_kept_busy"}
     bad = [(r.check, r.host, r.status, r.cause) for r in res if r.status != "pass"]
     assert not bad
     # what each check is about, as data (issue 38): a node's speed in a pass, the job's outcome, the job as a whole

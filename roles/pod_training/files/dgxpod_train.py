@@ -7,6 +7,14 @@ one or two per node on the pod-in-a-box). Rank and world come from Open MPI's en
 through ``--data-dirs[r % len]`` (004's round robin over the data mounts), a fixed shard of the dataset's
 file list (FILES.txt) in a fixed order, so a second pass reads the same files through the same mount.
 
+The files: the generated dataset (``FILES.txt`` in each data directory) or a user's own dataset, read-only, listed
+once by library/pod_dataset.py into a manifest beside the generated one (``--manifest``): an ImageFolder tree
+(``<class>/<file>.jpg``) read file by file, or WebDataset-style shards (``--format shards``: tar files of
+``<key>.jpg`` + ``<key>.cls``/``.json`` members) read sequentially, each rank its own shards. A file that cannot be
+read or decoded (a truncated JPEG) does not end the job: its sample is replaced by a blank image, and the rank
+reports the file's path (``bad_files``), so the report names the file once instead of one rank's crash and every
+other rank's broken connection.
+
 Every step is timed: the time spent waiting for the next batch (data), the whole step, and the rank's
 own work (data wait + forward + optimizer step: everything but the backward pass, where DDP's all-reduce
 makes every rank wait for the slowest - so a slow node shows in its own figure, not in everyone's). DDP runs
@@ -92,6 +100,60 @@ class GpuSampler(threading.Thread):
             self.stop.wait(self.interval)
 
 
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
+LABEL_EXTS = (".cls", ".json", ".txt", ".label")
+BAD_FILES_KEPT = 20  # paths a rank reports; the count is always whole
+
+
+def decode(raw, size):
+    """(uint8 HxWx3 bytes of the image resized to size x size) or raise (truncated, not an image)."""
+    from PIL import Image
+    img = Image.open(io.BytesIO(raw))
+    img.load()  # decode now: a truncated file fails here, not later in a worker's convert()
+    return img.convert("RGB").resize((size, size), Image.BILINEAR).tobytes()
+
+
+def shard_label(name, raw):
+    """The class of a WebDataset sample from its label member (``.cls``/``.txt``: an integer; ``.json``: the
+    ``label``/``cls``/``class`` key)."""
+    text = raw.decode("utf-8", "replace").strip()
+    if name.lower().endswith(".json"):
+        doc = json.loads(text)
+        for key in ("label", "cls", "class"):
+            if isinstance(doc, dict) and isinstance(doc.get(key), int):
+                return doc[key]
+        raise ValueError("no integer label/cls/class in %s" % name)
+    return int(text.split()[0])
+
+
+def shard_samples(path):
+    """The samples of one WebDataset tar, in order: (key, image bytes or None, label or None, problem or None).
+    A sample is the members sharing a key (the member name up to the first dot of its base name)."""
+    import tarfile
+    cur, img, label, problem = None, None, None, None
+    with tarfile.open(path, mode="r|*") as tar:
+        for m in tar:
+            if not m.isfile():
+                continue
+            base = os.path.basename(m.name)
+            key = os.path.join(os.path.dirname(m.name), base.split(".", 1)[0])
+            ext = "." + base.split(".", 1)[1].lower() if "." in base else ""
+            if key != cur:
+                if cur is not None:
+                    yield cur, img, label, problem
+                cur, img, label, problem = key, None, None, None
+            raw = tar.extractfile(m).read()
+            if ext in IMAGE_EXTS:
+                img = raw
+            elif ext in LABEL_EXTS:
+                try:
+                    label = shard_label(base, raw)
+                except ValueError as exc:
+                    problem = "label %s: %s" % (base, exc)
+    if cur is not None:
+        yield cur, img, label, problem
+
+
 def main():
     ap = argparse.ArgumentParser(description="DGX pod training stage job")
     ap.add_argument("--data-dirs", required=True, help="comma-separated dataset root through each data mount")
@@ -113,6 +175,11 @@ def main():
     ap.add_argument("--master-port", type=int, default=29533)
     ap.add_argument("--init-timeout", type=int, default=120)
     ap.add_argument("--gpu-util-interval", type=float, default=0)
+    ap.add_argument("--manifest", default="", help="the file list ('<path> <bytes> <class>' per line, paths relative "
+                    "to the data directory); default: <data dir>/FILES.txt (the generated dataset)")
+    ap.add_argument("--format", default="imagefolder", choices=["imagefolder", "shards"],
+                    help="imagefolder: one image per manifest line; shards: one WebDataset tar per line")
+    ap.add_argument("--classes", type=int, default=0, help="classes of a sharded dataset (0: from the manifest)")
     args = ap.parse_args()
     rank = env_int(RANK_ENV[0])
     world = env_int(RANK_ENV[1])
@@ -152,35 +219,87 @@ def one_pass(args, rank, world, local, host, pass_name, device):
     import torch
     import torch.distributed as dist
     import torch.nn as nn
-    from PIL import Image
 
     dirs = [d for d in args.data_dirs.split(",") if d]
     data_dir = dirs[rank % len(dirs)]
-    files = read_file_list(os.path.join(data_dir, "FILES.txt"))
-    classes = max(c for _, _, c in files) + 1
+    files = read_file_list(args.manifest or os.path.join(data_dir, "FILES.txt"))
+    classes = args.classes or max(c for _, _, c in files) + 1
     per_rank = (args.warmup + args.steps) * args.batch
     g = torch.Generator()
     g.manual_seed(args.seed)
     order = torch.randperm(len(files), generator=g).tolist()
     mine = order[rank::world]
-    wrapped = len(mine) < per_rank
-    indices = [mine[i % len(mine)] for i in range(per_rank)]
     size = args.image_size
+    blank = bytes(size * size * 3)
 
-    class Files(torch.utils.data.Dataset):
-        def __len__(self):
-            return len(indices)
+    def sample(raw, label, where):
+        """(tensor, label, bytes, bad path or "") of one image; a file that does not decode is a blank image."""
+        try:
+            pixels, bad = decode(raw, size), ""
+        except Exception as exc:  # PIL raises several types for a broken file
+            pixels, bad = blank, "%s (%s: %s)" % (where, type(exc).__name__, str(exc)[:120])
+        x = torch.frombuffer(bytearray(pixels), dtype=torch.uint8).view(size, size, 3)
+        x = x.permute(2, 0, 1).float().div_(255.0).sub_(0.45).div_(0.225)
+        return x, int(label) % classes, len(raw), bad
 
-        def __getitem__(self, i):
-            rel, _, label = files[indices[i]]
-            with open(os.path.join(data_dir, rel), "rb") as f:
-                raw = f.read()
-            img = Image.open(io.BytesIO(raw)).convert("RGB").resize((size, size), Image.BILINEAR)
-            x = torch.frombuffer(bytearray(img.tobytes()), dtype=torch.uint8).view(size, size, 3)
-            x = x.permute(2, 0, 1).float().div_(255.0).sub_(0.45).div_(0.225)
-            return x, label, len(raw)
+    if args.format == "shards":
+        # each rank its own shards (all of them, every world-th sample, when there are fewer shards than ranks);
+        # each DataLoader worker its own of the rank's shards, so no tar is streamed twice at once
+        shards = [os.path.join(data_dir, files[i][0]) for i in (mine or order)]
+        stride, offset = (1, 0) if mine else (world, rank)
+        wrapped = False
+        batches = args.warmup + args.steps
 
-    loader = torch.utils.data.DataLoader(Files(), batch_size=args.batch, shuffle=False, drop_last=True,
+        class Shards(torch.utils.data.IterableDataset):
+            def __iter__(self):
+                info = torch.utils.data.get_worker_info()
+                w, nw = (info.id, info.num_workers) if info else (0, 1)
+                own = shards[w::nw] or shards[w % len(shards)::len(shards)]
+                want = sum(args.batch for b in range(batches) if b % nw == w)
+                n = seen = 0
+                while n < want:
+                    before = n
+                    for path in own:
+                        for key, raw, label, problem in shard_samples(path):
+                            seen += 1
+                            if (seen - 1) % stride != offset:
+                                continue
+                            where = "%s:%s" % (path, key)
+                            if raw is None or problem:
+                                x, y, nb, bad = sample(b"", 0, where)
+                                bad = "%s (%s)" % (where, problem or "no image member")
+                            else:
+                                x, y, nb, bad = sample(raw, label or 0, where)
+                            yield x, y, nb, bad
+                            n += 1
+                            if n >= want:
+                                return
+                    if n == before:
+                        raise RuntimeError("the shards %s hold no sample" % ", ".join(own[:3]))
+
+        dataset = Shards()
+    else:
+        wrapped = len(mine) < per_rank
+        indices = [mine[i % len(mine)] for i in range(per_rank)]
+
+        class Files(torch.utils.data.Dataset):
+            def __len__(self):
+                return len(indices)
+
+            def __getitem__(self, i):
+                rel, _, label = files[indices[i]]
+                path = os.path.join(data_dir, rel)
+                try:
+                    with open(path, "rb") as f:
+                        raw = f.read()
+                except OSError as exc:  # unreadable: named, the job goes on (a missing mount fails elsewhere)
+                    x, y, nb, _ = sample(b"", label, path)
+                    return x, y, nb, "%s (%s)" % (path, exc.strerror or exc)
+                return sample(raw, label, path)
+
+        dataset = Files()
+
+    loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch, shuffle=False, drop_last=True,
                                          num_workers=args.workers, pin_memory=args.device == "cuda",
                                          persistent_workers=False)
     torch.manual_seed(args.seed)
@@ -201,6 +320,7 @@ def one_pass(args, rank, world, local, host, pass_name, device):
     scaler = torch.cuda.amp.GradScaler(enabled=args.amp and args.device == "cuda")
     lossf = nn.CrossEntropyLoss()
     losses, data_wait, step_time, busy, nbytes, images = [], 0.0, 0.0, 0.0, 0, 0
+    bad_files, bad_count = [], 0
 
     def sync():
         if args.device == "cuda":
@@ -217,8 +337,13 @@ def one_pass(args, rank, world, local, host, pass_name, device):
                 sampler.start()
             t_start = time.monotonic()
         t0 = time.monotonic()
-        x, y, nb = next(it)
+        x, y, nb, bad = next(it)
         t1 = time.monotonic()
+        for b in bad:
+            if b:
+                bad_count += 1
+                if b not in bad_files and len(bad_files) < BAD_FILES_KEPT:
+                    bad_files.append(b)
         x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         opt.zero_grad(set_to_none=True)
         with torch.autocast(device_type=args.device, enabled=args.amp and args.device == "cuda"):
@@ -254,7 +379,7 @@ def one_pass(args, rank, world, local, host, pass_name, device):
               "step_s": round(step_time / args.steps, 5), "data_wait_s": round(data_wait, 4),
               "busy_s": round(busy, 4),
               "bytes_read": nbytes, "files_per_rank": len(mine), "wrapped": wrapped, "losses": losses,
-              "classes": classes}
+              "classes": classes, "format": args.format, "bad_files": bad_files, "bad_count": bad_count}
     if sampler is not None:
         result["gpu_util_csv"] = sampler.lines
         result["gpu_util_errors"] = sampler.errors[:3]

@@ -120,12 +120,3 @@ def manifest_matches(manifest: Optional[Dict[str, Any]], sp: Dict[str, Any]) -> 
     if manifest.get("files") != expected:
         return False, "manifest lists %r files, the spec makes %d" % (manifest.get("files"), expected)
     return True, ""
-
-
-def user_manifest(entries: List[Tuple[str, int, int]], classes: List[str], created: str) -> Dict[str, Any]:
-    """Manifest-shaped summary of a user's dataset (indexed by listing, never read)."""
-    total = sum(b for _, b, _ in entries)
-    return {"format": FORMAT, "complete": True, "spec": None, "spec_id": "user", "files": len(entries),
-            "classes": len(classes), "bytes": total,
-            "mean_kb": round(total / 1000.0 / len(entries), 1) if entries else 0.0, "created": created,
-            "generator": "user dataset", "seconds": 0.0, "file_list": FILE_LIST}

@@ -5,9 +5,11 @@ Measurements (``pod_stages.training``): dataset (manifest, reused/generated or f
 {cold, warm} (ok, error, failed_nodes, summary from module_utils/training/parse.summarize), mounts
 {node: {mount path: {ip, storage_host, ...}}}, job, ranks_per_node, seconds.
 
-Checks (docs/validation.md "Training"): ``train_dataset``, ``train_job`` (a crash or hang: error naming node
-and rank), ``train_converges``, ``train_throughput`` (absolute), ``train_storage_bound``,
-``train_read_rate`` (absolute), ``train_gpu_util`` (absolute), ``train_relative``.
+Checks (docs/validation.md "Training"): ``train_dataset``, ``train_dataset_files`` (a file no rank could read or
+decode, named by its path, once), ``train_job`` (a crash or hang: error naming node and rank), ``train_converges``,
+``train_throughput`` (absolute), ``train_storage_bound``, ``train_read_rate`` (absolute), ``train_gpu_util``
+(absolute), ``train_accelerator_busy`` (absolute, per node) and ``train_accelerators_kept_busy`` (absolute, the pod:
+MLPerf Storage's rule for "enough" storage), ``train_relative``.
 """
 from __future__ import annotations
 
@@ -21,6 +23,10 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import
                                                                                   expectation)
 
 PASSES = ("cold", "warm")
+# MLPerf Storage: a run passes when the accelerators were busy (not waiting for data) at least this fraction of the
+# time - 90 % for its image workloads (3D U-Net, ResNet-50), 70 % for CosmoFlow
+AU_SOURCE = ("MLPerf Storage rules 3.3.2 trainingAcceleratorUtilizationCheck (github.com/mlcommons/storage): AU = "
+             "compute time / run time, at least 90 % for ResNet-50 and 3D U-Net (70 % for CosmoFlow)")
 
 
 def _exp(exp: Dict[str, Any], key: str, default: Any = None) -> Tuple[Any, str]:
@@ -107,10 +113,22 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                             reason="the dataset could not be made or read: %s" % (ds.get("msg") or "unknown error"),
                             **_job())]
     man = ds.get("manifest") or {}
-    out.append(CheckResult("train_dataset", "pod", "pass", measured=man.get("files"), unit="files",
-                           source="generated once on the shared storage, reused while its manifest matches",
-                           details={"reused": bool(ds.get("reused")), "mean_kb": man.get("mean_kb"),
-                                    "bytes": man.get("bytes"), "root": (ds.get("roots") or [None])[0]}, **_job()))
+    if man.get("user"):
+        out.append(CheckResult("train_dataset", "pod", "pass", measured=man.get("files"),
+                               unit="shards" if man.get("format") == "shards" else "files",
+                               source="the user's dataset %s (%s), listed read-only" % (man.get("root"),
+                                                                                     man.get("format")),
+                               details={"user": True, "format": man.get("format"), "classes": man.get("classes"),
+                                        "mean_kb": man.get("mean_kb"), "bytes": man.get("bytes"),
+                                        "root": man.get("root"), "file_list": man.get("file_list"),
+                                        "skipped": man.get("skipped") or {}, "empty": man.get("empty") or [],
+                                        "seconds": man.get("seconds")}, **_job()))
+    else:
+        out.append(CheckResult("train_dataset", "pod", "pass", measured=man.get("files"), unit="files",
+                               source="generated once on the shared storage, reused while its manifest matches",
+                               details={"reused": bool(ds.get("reused")), "mean_kb": man.get("mean_kb"),
+                                        "bytes": man.get("bytes"), "root": (ds.get("roots") or [None])[0]},
+                               **_job()))
     passes = m.get("passes") or {}
     for name in PASSES:
         p = passes.get(name)
@@ -133,6 +151,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
     cold, warm = _summary(m, "cold"), _summary(m, "warm")
     if cold is None:
         return out
+    out.append(dataset_files_check([s for s in (cold, warm) if s is not None], man))
 
     # it trained: the loss went down
     drop, drop_src = _exp(exp, "loss_drop_fraction", 0.02)
@@ -220,6 +239,8 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                             "or for each other" % (node, low_gpu, low, util_min), absolute=True,
                             per_gpu=util).but(**_perf(node, "warm" if warm else "cold")))
 
+    out += accelerator_checks(cold, exp)
+
     # each node's own work vs the median node (DDP makes every rank wait for the slowest in the all-reduce)
     rel, rel_src = _exp(exp, "relative_fraction_of_peers", 0.8)
     for name, s in (("cold", cold), ("warm", warm)):
@@ -239,6 +260,66 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                 % (node, name, v or 0, _ratio_text(v or 0, med), med, 100 * n.get("data_wait_fraction", 0),
                    worst.get("rank"), storage_path(m, node, worst.get("data_dir", "")), slow_where(m, s, node, worst)),
                 **{"pass": name, "median": round(med, 2)}).but(**_perf(node, name)))
+    return out
+
+
+def _bad_path(text: str) -> str:
+    """The file of a "<path> (<error>)" the job printed (a shard sample is "<tar>:<key>")."""
+    return text.split(" (", 1)[0]
+
+
+def dataset_files_check(summaries: List[Dict[str, Any]], man: Dict[str, Any]) -> CheckResult:
+    """``train_dataset_files``: every sample the job read decoded. One check for the job (both passes read the same
+    files), naming each file that did not by its path: a corrupt file is one finding, not one rank's crash and the
+    other ranks' broken connections. Subject: the (first) file, on the shared storage."""
+    bad: Dict[str, Dict[str, Any]] = {}
+    count = 0
+    for s in summaries:
+        count = max(count, int(s.get("bad_count") or 0))
+        for e in s.get("bad_files") or []:
+            b = bad.setdefault(e["file"], {"file": e["file"], "nodes": []})
+            b["nodes"] += [n for n in e.get("nodes") or [] if n not in b["nodes"]]
+    files = sorted(bad)
+    about = {"subject": Subject(path=_bad_path(files[0]) if files else man.get("root"), storage=True),
+             "category": JOB_STATE}
+    if not files:
+        return CheckResult("train_dataset_files", "pod", "pass", expected=0, measured=0, unit="unreadable files",
+                           source="every file the job reads must decode", details=dict(compare("=")), **about)
+    return CheckResult("train_dataset_files", "pod", "fail", expected=0, measured=len(files),
+                       unit="unreadable files", source="every file the job reads must decode",
+                       cause="%d file(s) of the dataset could not be read or decoded (%d sample(s) replaced by a "
+                       "blank image): %s - replace or remove them%s"
+                       % (len(files), count, "; ".join(files[:5]), " (and %d more)" % (len(files) - 5)
+                          if len(files) > 5 else ""),
+                       details=dict(compare("="), files=[bad[f] for f in files]), **about)
+
+
+def accelerator_checks(cold: Dict[str, Any], exp: Dict[str, Any]) -> List[CheckResult]:
+    """Accelerator utilisation in the cold pass (the files from the storage): per node the fraction of the window
+    its ranks did not wait for data (``train_accelerator_busy``), and for the pod how many GPUs (ranks) the storage
+    kept at least that busy (``train_accelerators_kept_busy``, MLPerf Storage's way to say "enough" beside the RA's
+    MB/s per GPU). Both compare with MLPerf Storage's figure: absolute (the simulator's CPU ranks are no GPUs)."""
+    au, src = _exp(exp, "accelerator_busy_fraction", 0.9)
+    limit = round(100 * float(au), 1)
+    source = AU_SOURCE if src == "toolkit default" else src
+    out = []
+    for node, n in sorted(cold["nodes"].items()):
+        busy = n.get("accelerator_busy")
+        if busy is None:
+            busy = 1.0 - float(n.get("data_wait_fraction") or 0)
+        out.append(at_least("train_accelerator_busy", node, round(100 * busy, 1), limit, "% busy", source,
+                            "%s: in the cold pass its GPUs waited for data %.0f%% of the time, so they were busy "
+                            "%.0f%%, below the %.0f%% MLPerf Storage asks: the storage (or the node's data pipeline) "
+                            "does not keep them fed" % (node, 100 * (1 - busy), 100 * busy, limit),
+                            absolute=True, **{"pass": "cold"}).but(**_perf(node, "cold")))
+    ranks = cold.get("ranks") or []
+    kept = [r for r in ranks if r.get("accelerator_busy") is not None and 100 * r["accelerator_busy"] >= limit]
+    world = len(ranks)
+    short = sorted({r.get("node") for r in ranks if r not in kept})
+    out.append(at_least("train_accelerators_kept_busy", "pod", len(kept), world, "GPUs >= %.0f%% busy" % limit,
+                        source, "the storage kept %d of %d GPUs at least %.0f%% busy in the cold pass (short: %s)"
+                        % (len(kept), world, limit, ", ".join(short) or "none"), absolute=True,
+                        **{"pass": "cold", "world": world}).but(**_pod_perf(cold)))
     return out
 
 

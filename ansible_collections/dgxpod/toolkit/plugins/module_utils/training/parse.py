@@ -116,6 +116,26 @@ def _round(v: Optional[float]) -> Optional[float]:
     return round(v, 5) if v is not None else None
 
 
+BAD_FILES_KEPT = 20
+
+
+def _bad_files(records: Sequence[Dict[str, Any]], node_of: Dict[str, str]) -> List[Dict[str, Any]]:
+    """[{file, ranks, nodes}] of the files the ranks could not read or decode ("<path> (<error>)" as the job
+    prints them), each once, in rank order, at most :data:`BAD_FILES_KEPT`."""
+    seen: Dict[str, Dict[str, Any]] = {}
+    for r in sorted(records, key=lambda r: r["rank"]):
+        bad = r.get("bad_files") or []
+        if not isinstance(bad, list):
+            raise ValueError("dgxpod_train: rank %d: bad_files is %r, expected a list" % (r["rank"], bad))
+        node = node_of.get(r["host"], node_of.get(r["host"].split(".")[0], r["host"]))
+        for text in bad:
+            e = seen.setdefault(str(text), {"file": str(text), "ranks": [], "nodes": []})
+            e["ranks"].append(r["rank"])
+            if node not in e["nodes"]:
+                e["nodes"].append(node)
+    return list(seen.values())[:BAD_FILES_KEPT]
+
+
 def summarize(records: Sequence[Dict[str, Any]], node_of: Optional[Dict[str, str]] = None,
               world: Optional[int] = None) -> Dict[str, Any]:
     """One pass's figures. ``node_of``: hostname -> inventory name; ``world``: ranks expected (every rank
@@ -126,9 +146,11 @@ def summarize(records: Sequence[Dict[str, Any]], node_of: Optional[Dict[str, str
     though DDP makes every rank wait for it in the all-reduce), mb_per_s (storage data its
     ranks read per second of the window, decimal MB), mb_per_s_per_rank, step_s, data_wait_fraction
     (mean over its ranks of data wait / window), mounts {data_dir: MB}, gpu_util {gpu: mean %} when sampled.
-    Pod: the same summed/averaged over nodes, ranks (per rank: node, data_dir, images/s, MB/s, data wait),
-    losses (mean over ranks per step) and loss_first/loss_last
-    (mean of the first and last quarter of the steps)."""
+    Pod: the same summed/averaged over nodes, ranks (per rank: node, data_dir, images/s, MB/s, data wait,
+    accelerator_busy - the fraction of the window it was not waiting for data, MLPerf Storage's accelerator
+    utilisation), losses (mean over ranks per step) and loss_first/loss_last (mean of the first and last quarter of
+    the steps), bad_files (the files that could not be read or decoded: each once, with the ranks that met it, at
+    most 20) and bad_count (every sample they replaced)."""
     node_of = dict(node_of or {})
     if not records:
         raise ValueError("dgxpod_train: no rank reported a result")
@@ -155,6 +177,7 @@ def summarize(records: Sequence[Dict[str, Any]], node_of: Optional[Dict[str, str
         ranks.append({"rank": r["rank"], "node": node, "data_dir": r["data_dir"],
                       "images_per_s": round(r["images"] / secs, 3), "mb_per_s": round(r["bytes_read"] / 1e6 / secs, 4),
                       "data_wait_fraction": round(float(r["data_wait_s"]) / secs, 4),
+                      "accelerator_busy": round(max(0.0, 1.0 - float(r["data_wait_s"]) / secs), 4),
                       "images_per_s_local": round(r["images"] / busy, 3) if busy > 0 else None})
         n["mounts"][r["data_dir"]] = round(n["mounts"].get(r["data_dir"], 0.0) + r["bytes_read"] / 1e6, 3)
         n["_gpu_csv"] += list(r.get("gpu_util_csv") or [])
@@ -167,7 +190,8 @@ def summarize(records: Sequence[Dict[str, Any]], node_of: Optional[Dict[str, str
             "images_per_s_per_rank": round(n["images_per_s"] / k, 2),
             "images_per_s_local_per_rank": round(n["_local"] / k, 2), "mb_per_s": round(n["mb_per_s"], 3),
             "mb_per_s_per_rank": round(n["mb_per_s"] / k, 3), "step_s": round(statistics.fmean(n["_steps"]), 5),
-            "data_wait_fraction": round(statistics.fmean(n["_wait"]), 4), "mounts": n["mounts"],
+            "data_wait_fraction": round(statistics.fmean(n["_wait"]), 4),
+            "accelerator_busy": round(max(0.0, 1.0 - statistics.fmean(n["_wait"])), 4), "mounts": n["mounts"],
             "gpu_util": {str(g): round(statistics.fmean(v), 1) for g, v in sorted(util.items())}}
     steps = min(len(r["losses"]) for r in records)
     losses = [round(statistics.fmean(r["losses"][i] for r in records), 5) for i in range(steps)]
@@ -184,5 +208,6 @@ def summarize(records: Sequence[Dict[str, Any]], node_of: Optional[Dict[str, str
             "ranks": ranks,
             "mounts_read": sorted({r["data_dir"] for r in records if r["bytes_read"] > 0}),
             "wrapped": any(r.get("wrapped") for r in records),
+            "bad_files": _bad_files(records, node_of), "bad_count": sum(int(r.get("bad_count") or 0) for r in records),
             "job": {k: first.get(k) for k in ("backend", "model", "device", "amp", "batch", "steps", "warmup",
                                                "classes")}}
