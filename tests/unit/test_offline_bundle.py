@@ -14,11 +14,13 @@ and Python extras - is the ``long`` test: its Debian packages install on a minim
 simulation against the dpkg status they were resolved for), and the image loads into a podman store of its own."""
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import tarfile
+import tempfile
 
 import pytest
 
@@ -73,10 +75,9 @@ def tree(tmp, extra=()):
     return str(tmp)
 
 
-@pytest.fixture(scope="module")
-def bundle_tar(tmp_path_factory):
-    """``scripts/bundle.sh --skip-apt <tmp>/bundle.tar``, its wheels from the wheel cache (pip with no index)."""
-    os.makedirs(WHEEL_CACHE, exist_ok=True)
+def fill_wheel_cache():
+    """The wheel cache with a wheel of every pin of requirements.txt: one ``pip download`` the first time (PyPI);
+    the test is skipped, saying so, when that cannot be done."""
     if not cache_has_every_pin(WHEEL_CACHE):
         fill = subprocess.run([VENV_PYTHON, "-m", "pip", "download", "-q", "--disable-pip-version-check",
                                "--only-binary=:all:", "-d", WHEEL_CACHE, "-r", os.path.join(ROOT, "requirements.txt")],
@@ -84,6 +85,15 @@ def bundle_tar(tmp_path_factory):
         if fill.returncode != 0:
             pytest.skip("the wheel cache %s could not be filled (PyPI unreachable?): %s" % (WHEEL_CACHE,
                                                                                           fill.stdout[-500:]))
+
+
+@pytest.fixture(scope="module")
+def bundle_tar(tmp_path_factory):
+    """``scripts/bundle.sh --skip-apt <tmp>/bundle.tar``, its wheels from the wheel cache (pip with no index)."""
+    os.makedirs(WHEEL_CACHE, exist_ok=True)
+    with open(os.path.join(WHEEL_CACHE, ".lock"), "w") as lock:  # pytest-xdist: one worker fills it, the other waits
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fill_wheel_cache()
     out = str(tmp_path_factory.mktemp("bundle") / "bundle.tar")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=WHEEL_CACHE, PIP_CONFIG_FILE=os.devnull)
@@ -194,13 +204,17 @@ def test_the_whole_bundle_debian_packages_and_simulator_image_installs_offline(t
     installed = set(re.findall(r"^Inst (\S+)", sim.stdout, re.M))
     assert set(wanted) <= installed, set(wanted) - installed
     # the image and the simulator's extras, offline, into a store and a tree of the test's own
-    store = tmp_path / "podman"
     home = tree(tmp_path / "checkout", extra=("sim/setup-extras.sh",))
-    podman = "--root %s --runroot %s" % (store / "root", store / "run")
-    res = run(["bash", "scripts/setup.sh", "--offline", bundle], home, timeout=1800,
-              env=clean_env(PODMAN_ARGS=podman))
-    assert res.returncode == 0 and "loading the simulator image" in res.stdout, res.stdout[-3000:]
-    assert "installing simulator extras" in res.stdout, res.stdout[-3000:]
-    exists = subprocess.run(["podman", *podman.split(), "image", "exists", "localhost/dgxpod-sim-ngc:latest"])
-    assert exists.returncode == 0
-    subprocess.run(["podman", *podman.split(), "system", "reset", "-f"], capture_output=True)
+    runroot = tempfile.mkdtemp(prefix="dgxpod-pm.", dir="/tmp")  # podman wants a runroot under 50 characters
+    podman = "--root %s --runroot %s" % (tmp_path / "podman", runroot)
+    try:
+        res = run(["bash", "scripts/setup.sh", "--offline", bundle], home, timeout=1800,
+                  env=clean_env(PODMAN_ARGS=podman))
+        assert res.returncode == 0 and "loading the simulator image" in res.stdout, res.stdout[-3000:]
+        assert "installing simulator extras" in res.stdout, res.stdout[-3000:]
+        exists = subprocess.run(["podman", *podman.split(), "image", "exists", "localhost/dgxpod-sim-ngc:latest"])
+        assert exists.returncode == 0
+    finally:
+        # the test's own store only (never `system reset`: it would remove the machine's podman networks too)
+        subprocess.run(["podman", *podman.split(), "rmi", "-a", "-f"], capture_output=True)
+        shutil.rmtree(runroot, ignore_errors=True)
