@@ -369,10 +369,10 @@ def counter_values(text: str, names: List[str]) -> Dict[str, str]:
     return got
 
 
-def _hca_counters_rising(hca: str, steps: Dict[str, int]):
+def _hca_counters_rising(hca: str, steps: Dict[str, int], interval: int = 1):
     """A fault of HCA's port counters that rise while the validation runs: the inject keeps the counters' values,
-    then starts the ticker in the node (each counter up by its step every second; its pid and start time recorded,
-    so only that process is ever signalled); the clear stops it and writes the values back."""
+    then starts the ticker in the node (each counter up by its step every ``interval`` seconds; its pid and start time
+    recorded, so only that process is ever signalled); the clear stops it and writes the values back."""
     port = STANDIN_PORT % hca
     names = sorted(steps)
 
@@ -382,7 +382,7 @@ def _hca_counters_rising(hca: str, steps: Dict[str, int]):
             rec["counters"] = counter_values(out, names)
         if rec.get("ticker") and ctx.is_alive(rec["ticker"]):
             return  # ticking already (an inject again)
-        args = " ".join("%s=%d" % (n, steps[n]) for n in names)
+        args = " ".join("%s=%d" % (n, steps[n]) for n in names) + " --interval %d" % interval
         out = ctx.run(sh(node, "%s %s %s </dev/null >/dev/null 2>&1 & echo $! $(cut -d' ' -f22 /proc/$!/stat)" % (
             TICKER, port, args)))
         pid, start = out.split()

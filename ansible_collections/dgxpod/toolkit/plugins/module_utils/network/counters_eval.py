@@ -37,7 +37,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import
 STAGE = "hca_counters"
 CHECK = "hca_counters"  # the row of a DGX or port whose counters could not be compared
 # the per-counter checks counter_checks emits, "hca_" + each name of COUNTERS (a test keeps them equal)
-CHECKS = ("hca_symbol_error", "hca_link_error_recovery", "hca_link_downed", "hca_port_rcv_errors",
+CHECKS = ("hca_symbol_error", "hca_link_downed", "hca_link_error_recovery", "hca_port_rcv_errors",
           "hca_port_rcv_remote_physical_errors", "hca_port_xmit_discards", "hca_local_link_integrity_errors",
           "hca_excessive_buffer_overrun_errors", "hca_out_of_sequence", "hca_packet_seq_err",
           "hca_local_ack_timeout_err", "hca_implied_nak_seq_err", "hca_roce_slow_restart", "hca_roce_adp_retrans",

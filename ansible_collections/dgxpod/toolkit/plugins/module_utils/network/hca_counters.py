@@ -60,14 +60,15 @@ PERFQUERY_NAMES = {
 
 # The counters counter_checks judges: what each means (IBTA spec / NVIDIA's mlx5 counters article, in our words),
 # the threshold (``max`` rises over the window, or ``ber``: a bit error rate at the port's rate) and its source;
-# ``report`` counters are shown, never failed (congestion control at work is not a fault).
+# ``report`` counters are shown, never failed (congestion control at work is not a fault). link_downed comes before
+# link_error_recovery: a link that flaps rises both, and the report names the first as the finding's root.
 COUNTERS: Dict[str, Dict[str, Any]] = {
     "symbol_error": {"means": "symbol errors: invalid bit combinations received on a lane (cable, optics or "
                               "connector; after FEC on HDR/NDR)", "ber": 1e-12, "source": BER_SOURCE},
-    "link_error_recovery": {"means": "link error recoveries: the link retrained after errors (a marginal cable or "
-                                     "port)", "max": 0, "source": TOOLKIT_ZERO + " (" + IBTA_SPEC + ")"},
     "link_downed": {"means": "link downed: the link failed to recover and went down (a flapping link)", "max": 0,
                     "source": TOOLKIT_ZERO + " (" + IBTA_SPEC + ")"},
+    "link_error_recovery": {"means": "link error recoveries: the link retrained after errors (a marginal cable or "
+                                     "port)", "max": 0, "source": TOOLKIT_ZERO + " (" + IBTA_SPEC + ")"},
     "port_rcv_errors": {"means": "receive errors: malformed packets received (CRC, length, VL errors)", "max": 0,
                         "source": TOOLKIT_ZERO + " (" + IBTA_SPEC + ")"},
     "port_rcv_remote_physical_errors": {"means": "packets received marked bad by the sender (EBP): a physical "
