@@ -12,10 +12,11 @@ Where they come from:
   :func:`parse_perfquery` gives the same sysfs names (``SymbolErrorCounter`` -> ``symbol_error``).
 
 :func:`counter_deltas` compares two readings over ``seconds``; :func:`counter_checks` turns the deltas into
-CheckResults (stage network, category node_state, ``Subject(node, hca, nic)``), one per judged counter, with the
-counter's meaning in words and its threshold's source (:data:`COUNTERS`). A counter that sits at the maximum of its
-IBTA field (``link_downed`` 255, ``symbol_error`` 65535, ``excessive_buffer_overrun_errors`` 15, ...) no longer
-counts: it cannot show a rise, and its check says so instead of passing.
+CheckResults (the hca_counters stage: network/counters_eval.py; category node_state, ``Subject(node, hca, nic)``),
+one per judged counter, with the counter's meaning in words and its threshold's source (:data:`COUNTERS`). A
+counter that sits at the maximum of its IBTA field (``link_downed`` 255, ``symbol_error`` 65535,
+``excessive_buffer_overrun_errors`` 15, ...) no longer counts: it cannot show a rise, and its check says so instead
+of passing.
 """
 from __future__ import annotations
 
