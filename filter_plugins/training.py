@@ -18,10 +18,11 @@ def pod_training_target(hv, pod, connect="name"):
             "hostname": ((hv.get("pod_training_hostname") or {}).get("stdout") or node).strip()}
 
 
-def pod_training_mount_map(hostvars, hosts):
-    """node -> {data mount path: {ip, storage_host, storage_nic, fabric}} from each DGX's plan."""
+def pod_training_mount_map(hostvars, hosts, fact="pod_training_mounts"):
+    """node -> {data mount path: {ip, storage_host, storage_nic, fabric}} from each DGX's plan (the fact ``fact``
+    holding its data mounts: the training role's, or the checkpoint stage's)."""
     return {h: {m["path"]: {k: m.get(k) for k in ("ip", "storage_host", "storage_nic", "fabric")}
-                for m in hostvars[h].get("pod_training_mounts") or []} for h in hosts}
+                for m in hostvars[h].get(fact) or []} for h in hosts}
 
 
 def pod_training_user_path(path):
