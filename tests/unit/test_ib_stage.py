@@ -129,6 +129,7 @@ def test_a_swapped_cable_is_the_top_finding_naming_both_switch_ports_and_hcas(tm
     top = findings(checks)[0]
     text = top["summary"] + " " + top.get("host", "")
     assert "qm8700-1 port 1/2" in text and "dgxa100-2 mlx5_1 port 1" in text, top
+    assert top["root"]["check"] == "ib_cabling" and "dgxa100-1 mlx5_1 port 1 is on qm8700-1 port 1/6" in text
     cause = [c for c in bad if c["host"] == "qm8700-1 port 1/2"][0]["cause"]
     assert cause == ("qm8700-1 port 1/2: cabled to dgxa100-2 mlx5_1 port 1, model dgxa100-1 mlx5_1 port 1; "
                      "dgxa100-1 mlx5_1 port 1 is on qm8700-1 port 1/6 instead")
@@ -141,7 +142,8 @@ def test_a_link_at_1x_is_the_top_finding_naming_the_switch_port_and_the_hca(tmp_
     assert bad[0]["cause"] == ("qm8700-2 port 1/10 <-> dgxa100-3 mlx5_7 port 1: trained at width 1X (model 4X, "
                                "could be 4X)")
     top = findings(checks)[0]
-    assert "qm8700-2 port 1/10" in top["summary"] and "dgxa100-3" in (top["summary"] + top["host"]), top
+    assert "qm8700-2 port 1/10" in top["summary"] and "dgxa100-3 mlx5_7 port 1" in top["summary"], top
+    assert top["root"] == {"check": "ib_link", "host": "qm8700-2 port 1/10"}
 
 
 def test_a_link_at_a_lower_speed_names_it(tmp_path):
