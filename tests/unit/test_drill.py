@@ -104,16 +104,16 @@ def test_a_healthy_run_passes_only_with_nothing_failed_no_finding_and_rc_0():
 
 def test_validate_args_skip_the_expensive_stages_a_fault_does_not_ask_for():
     base = ["ansible-playbook", "validate.yml", "-i", "inventories/sim"]
-    assert drill.validate_args((), preflight=True) == base + ["--skip-tags", "iperf,fio,nccl,training"]
+    assert drill.validate_args((), preflight=True) == base + ["--skip-tags", "iperf,fio,nccl,training,checkpoint"]
     assert drill.validate_args(("network",), preflight=True) == base + [
-        "--tags", "network", "--skip-tags", "iperf,fio,nccl,training"]
+        "--tags", "network", "--skip-tags", "iperf,fio,nccl,training,checkpoint"]
     assert drill.validate_args(("iperf",), preflight=True) == base + ["--tags", "iperf", "--skip-tags",
-                                                                      "fio,nccl,training"]
+                                                                      "fio,nccl,training,checkpoint"]
     # the narrow runs leave out the preflight (the drill's first and last runs check the model)
     assert drill.validate_args(("network",)) == base + ["--tags", "network", "--skip-tags",
-                                                        "iperf,fio,nccl,training,preflight"]
-    assert drill.validate_args(("iperf", "fio", "nccl", "training")) == base + [
-        "--tags", "iperf,fio,nccl,training", "--skip-tags", "preflight"]
+                                                        "iperf,fio,nccl,training,checkpoint,preflight"]
+    assert drill.validate_args(("iperf", "fio", "nccl", "training", "checkpoint")) == base + [
+        "--tags", "iperf,fio,nccl,training,checkpoint", "--skip-tags", "preflight"]
 
 
 def test_the_preflight_tag_leaves_out_only_the_preflight():

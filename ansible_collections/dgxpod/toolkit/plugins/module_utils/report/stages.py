@@ -32,7 +32,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.network import rdma
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.node import eval as node_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.perf import iperf_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm import eval as slurm_eval
-from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage import fio_eval, fio_report, nfs_eval
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage import ckpt_eval, fio_eval, fio_report, nfs_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch import eval as switch_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training import eval as training_eval
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (POD_STATE, CheckResult, Subject,
@@ -73,6 +73,7 @@ def registry() -> List[Stage]:
         Stage("ib", "ib", "InfiniBand fabric", ib_stage.evaluate),
         Stage("nccl", "nccl", "NCCL", nccl_eval.evaluate, nccl_eval.markdown, nccl_eval.html),
         Stage("training", "training", "training", training_eval.evaluate, training_eval.markdown, training_eval.html),
+        Stage("checkpoint", "checkpoint", "checkpoint writes and metadata", ckpt_eval.evaluate, ckpt_eval.markdown),
         Stage("slurm", "slurm", "Slurm", slurm_eval.evaluate, slurm_eval.markdown, slurm_eval.html),
         Stage("hca_counters", ("counters", "network", "rdma"), "HCA port counters", counters_eval.evaluate),
     ]
