@@ -328,3 +328,17 @@ def test_the_top_finding_names_the_switch_the_part_and_what_is_wrong(sw, faults,
     assert check in named, top
     text = "%s %s" % (top.get("cause"), top.get("summary"))
     assert all(w in text for w in words), text
+
+
+def test_the_role_keeps_the_optics_and_environment_readings_for_the_report(sw):
+    """roles/switch_config tasks/validate.yml keeps what switch_validate returned through switch_validation_record:
+    the optics and environment readings must reach the evaluator (they were dropped once: no optic check ran)."""
+    from ansible_collections.dgxpod.toolkit.plugins.module_utils.switch.record import switch_validation_record
+    fault(sw, psu_failed="1")
+    readings = SwitchValidate(sw["params"]).run()
+    rec = switch_validation_record(SW, "eos", sw["structured"], readings)
+    assert {"optics", "environment", "counters"} <= set(rec["result"])
+    checks = [c.to_dict() for c in evaluate({"expected": [SW], "switches": [rec]}, {}, {})]
+    assert [(c["check"], c["host"]) for c in bad(checks)] == [("switch_psu", "sim-sw1 PSU 1")]
+    assert len([c for c in checks if c["check"].startswith("switch_optic_")]) == 5 * len(
+        [i for i in sw["structured"]["interfaces"] if i.get("peer") or i.get("channel_group")])

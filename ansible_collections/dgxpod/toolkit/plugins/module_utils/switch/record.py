@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping
 
 # what switch_validate returns that the switch stage evaluates (module_utils/switch/eval.py)
-SWITCH_READINGS = ("drift", "port_config", "lossless", "status", "lldp", "counters", "errors", "timings", "platform")
+SWITCH_READINGS = ("drift", "port_config", "lossless", "status", "lldp", "counters", "optics", "environment", "errors",
+                   "timings", "platform")
 
 
 def switch_validation_record(host: str, platform: str, structured: Mapping[str, Any],
