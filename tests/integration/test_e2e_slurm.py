@@ -3,7 +3,9 @@
 `podsim up --scheduler slurm` makes the inventory ask for Slurm; site.yml then runs munged + slurmctld on
 sim-dgx1 and slurmd in every DGX node; a DGX whose data NIC is shaped slow is drained by
 `validate.yml -e pod_drain_failed=true` with the check's cause as reason, the `slurm` stage reports it drained,
-and playbooks/slurm_resume.yml resumes it. The pod is given back as it was found: daemons stopped, the default
+and playbooks/slurm_resume.yml resumes it. slurmd's HealthCheckProgram, dgxpod-health, drains a DGX with a GPU
+fault and resumes it when cleared, leaving an administrator's drain alone; playbooks/health.yml passes on the
+healthy pod. The pod is given back as it was found: daemons stopped, the default
 inventory (no Slurm)."""
 from __future__ import annotations
 
@@ -34,6 +36,68 @@ def sinfo_nodes():
     res = run(PODSIM, "exec", "sim-dgx1", "--", "sinfo", "-N", "-h", "-o", "%N|%t|%E", check=True)
     rows = {r["node"]: (r["state"] + r["flags"], r["reason"]) for r in parse_sinfo(res.stdout)}
     return rows, run(PODSIM, "exec", "sim-dgx1", "--", "sinfo", "-R", check=True).stdout
+
+
+def wait_rows(what, want, timeout=90):
+    """sinfo's rows once ``want(rows)`` holds (slurmd runs the health program every HealthCheckInterval)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        rows, _ = sinfo_nodes()
+        if want(rows):
+            return rows
+        assert time.monotonic() < deadline, "timed out waiting for %s: %s" % (what, rows)
+        time.sleep(1)
+
+
+def outcome_mtime(node):
+    """When dgxpod-health last wrote its outcome on ``node`` (the simulated DGX share the host's /var/lib)."""
+    path = "/var/lib/dgxpod/health-%s.json" % node
+    return os.path.getmtime(path) if os.path.exists(path) else 0.0
+
+
+def health_program_drains_and_resumes():
+    """dgxpod-health as slurmd's HealthCheckProgram (roles/slurm; docs/slurm.md "The health program"): on the healthy
+    pod it leaves every DGX idle; GPU 2 of sim-dgx2 with ECC errors (the gpu_ecc fault) drains sim-dgx2 with
+    "dgxpod-health: gpu_..."; cleared, it is resumed; an administrator's drain of sim-dgx4 stays through runs of the
+    program. Then the health mode, playbooks/health.yml, on the whole healthy pod (timed)."""
+    res = run("ansible-playbook", "playbooks/slurm.yml", "-e", "slurm_health_interval=5", timeout=600, check=True)
+    TIMINGS["slurm.yml with HealthCheckInterval=5"] = res.elapsed
+    conf = run(PODSIM, "exec", "sim-dgx2", "--", "scontrol", "show", "config", check=True).stdout
+    assert "HealthCheckInterval     = 5 sec" in conf, conf
+    wait_rows("every DGX idle", lambda rows: rows == {n: ("idle", None) for n in DGX})
+    run(PODSIM, "fault", "inject", "gpu_ecc", check=True)  # GPU 2 of sim-dgx2
+    start = time.monotonic()
+    try:
+        rows = wait_rows("sim-dgx2 drained by the health program", lambda rows: rows["sim-dgx2"][0] == "drained")
+    finally:
+        run(PODSIM, "fault", "clear", "gpu_ecc", check=True)
+    TIMINGS["gpu_ecc injected -> sim-dgx2 drained"] = time.monotonic() - start
+    assert rows["sim-dgx2"][1].startswith("dgxpod-health: gpu_"), rows
+    assert {n: r for n, r in rows.items() if n != "sim-dgx2"} == {n: ("idle", None) for n in DGX if n != "sim-dgx2"}
+    start = time.monotonic()
+    wait_rows("sim-dgx2 resumed", lambda rows: rows["sim-dgx2"] == ("idle", None))
+    TIMINGS["gpu_ecc cleared -> sim-dgx2 resumed"] = time.monotonic() - start
+
+    run(PODSIM, "exec", "sim-dgx1", "--", "scontrol", "update", "nodename=sim-dgx4", "state=drain",
+        "reason=admin: disk replacement", check=True)
+    try:
+        since = time.time()
+        deadline = time.monotonic() + 60
+        while outcome_mtime("sim-dgx4") <= since + 6:  # at least one whole interval after the drain
+            assert time.monotonic() < deadline, "the health program did not run on sim-dgx4"
+            time.sleep(1)
+        rows, _ = sinfo_nodes()
+        assert rows["sim-dgx4"] == ("drained", "admin: disk replacement"), rows
+    finally:
+        run(PODSIM, "exec", "sim-dgx1", "--", "scontrol", "update", "nodename=sim-dgx4", "state=resume", check=True)
+
+    res = run("ansible-playbook", "playbooks/health.yml", timeout=600)
+    TIMINGS["playbooks/health.yml, 4 DGX"] = res.elapsed
+    assert res.returncode == 0, res.stdout[-3000:]
+    with open(os.path.join(os.path.dirname(RESULTS), "latest-health", "results.json")) as fh:
+        doc = json.load(fh)
+    assert {c["stage"] for c in doc["checks"] if c["status"] == "pass"} >= {"gpu", "node", "network", "nfs_mounts",
+                                                                          "containers"}
 
 
 def test_slurm_on_the_simulator_idle_then_drains_the_slow_dgx_and_resumes_it(pod):
@@ -127,6 +191,8 @@ def test_slurm_on_the_simulator_idle_then_drains_the_slow_dgx_and_resumes_it(pod
             runs = doc["measurements"]["nccl"]["single"] + [doc["measurements"]["nccl"]["all"]]
             assert all(bool((r.get("slurm") or {}).get("granted")) == (scheduler == "slurm") for r in runs), runs
         assert got["slurm"] == got["none"] and len(got["slurm"]) > 10, got
+
+        health_program_drains_and_resumes()
     finally:
         run("ansible-playbook", "playbooks/slurm.yml", "-e", "slurm_state=stopped", timeout=300)
         run(PODSIM, "up", "--nodes", "4", "--storage", "2", check=True)  # the default inventory again
