@@ -10,6 +10,7 @@ builds, run by a plain Python with no Ansible against a fake scontrol.
 of a node set DOWN without DRAIN from the down capture (``State=DOWN+DRAIN`` -> ``State=DOWN``)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -285,6 +286,17 @@ def test_the_zipapp_acknowledges_and_a_bad_configuration_drains_nothing(tmp_path
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "nothing changed" in proc.stderr
     assert updates(tmp_path) == []
+
+
+def test_the_program_takes_the_simulated_flag_from_the_pod_model():
+    """roles/slurm writes the pod model into the configuration (the role itself never decides on pod.simulated);
+    the program's context takes the flag from it, as results.json does, unless a context says otherwise."""
+    spec = importlib.util.spec_from_file_location("dgxpod_health_main", os.path.join(FILES, "dgxpod_health_main.py"))
+    main = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(main)
+    assert main.context_of({"pod": {"name": "p", "simulated": True}}) == {"simulated": True}
+    assert main.context_of({"pod": {"name": "p"}}) == {"simulated": False}
+    assert main.context_of({"pod": {"simulated": True}, "context": {"simulated": False}}) == {"simulated": False}
 
 
 def test_the_zipapp_is_the_same_bytes_each_build(tmp_path):

@@ -43,8 +43,8 @@ DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def load_config(path):
-    """The role's per-node configuration (roles/slurm/templates: node, dgx_model, nvswitch, fs_root, state_dir,
-    window_hours, tool_timeout, scontrol, expectations, context, ignore)."""
+    """The role's per-node configuration (roles/slurm/tasks/health.yml: node, dgx_model, nvswitch, fs_root,
+    state_dir, window_hours, tool_timeout, scontrol, ignore, pod, expectations; tests may give ``context``)."""
     with open(path) as fh:
         conf = json.load(fh)
     if not conf.get("node"):
@@ -85,12 +85,20 @@ def read_node(conf, since, run=run_status, which=shutil.which):
     return gpu, node
 
 
+def context_of(conf):
+    """The evaluators' context: the configuration's ``context``, with ``simulated`` from the pod model the role
+    writes (``pod.simulated``, as results.json reads it) unless the context says it."""
+    ctx = dict(conf.get("context") or {})
+    ctx.setdefault("simulated", (conf.get("pod") or {}).get("simulated", False))
+    return ctx
+
+
 def check(conf, node, run=run_status, which=shutil.which):
     """Read and judge this node: (results, problems, node reading)."""
     path = mark_path(conf, node)
     gpu, reading = read_node(conf, read_mark(path), run, which)
     recorded = health.records(node, gpu, reading, conf.get("dgx_model"))
-    results = health.evaluate_local(recorded, conf.get("expectations") or {}, conf.get("context") or {},
+    results = health.evaluate_local(recorded, conf.get("expectations") or {}, context_of(conf),
                                     conf.get("ignore") or ())
     return results, health.problems(results, node), reading
 
