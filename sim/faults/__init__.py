@@ -187,9 +187,9 @@ def _catalogue() -> Tuple[Fault, ...]:
         Fault("node_psu_failed", "node", "sim-dgx1", "power supply PSU2 failed (ipmitool stand-in: SDR state and SEL "
               "entries)", ("node",), ("bmc_sensors", "bmc_sel"), ("psu2", "power supply"), psu[0], psu[1]),
         # issue 40 item 1: RDMA per rail (the perftest stand-ins move real bytes over the rail's simulated link)
-        Fault("rdma_rail_slow", "performance", "sim-dgx1", "enp139s0 (HCA mlx5_3, rail data-139) shaped to 1 Gbit/s: "
+        Fault("rdma_rail_slow", "performance", "sim-dgx1", "enp139s0 (HCA mlx5_3, rail data-139) shaped to 500 Mbit/s: "
               "one rail slow with every peer", ("rdma",), ("rdma_bw_relative",), ("enp139s0",),
-              lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp139s0", "--rate", "1gbit")),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp139s0", "--rate", "500mbit")),
               lambda ctx, node, rec: ctx.run(podsim("shape", node, "enp139s0", "--clear"))),
         Fault("rdma_hca_broken", "host-network", "sim-dgx3", "HCA mlx5_1 (enp12s0) cannot move its QPs to RTR: every "
               "RDMA run through it fails while TCP over enp12s0 works (perftest stand-in)", ("rdma",), ("rdma_path",),

@@ -547,7 +547,7 @@ def test_the_rdma_faults_shape_one_rail_and_break_one_hca_of_the_perftest_stand_
         f = fl.BY_NAME[name]
         assert f.tags == ("rdma",) and all(c in emittable_checks() for c in f.checks)
     got = argvs(ctx)
-    assert got[:2] == [[PODSIM, "shape", "sim-dgx1", "enp139s0", "--rate", "1gbit"],
+    assert got[:2] == [[PODSIM, "shape", "sim-dgx1", "enp139s0", "--rate", "500mbit"],
                        [PODSIM, "shape", "sim-dgx1", "enp139s0", "--clear"]]
     assert got[2][:5] == [PODSIM, "exec", "sim-dgx3", "--", "sh"] and RDMA_FAULTS == podsim_rdma.FAULTS_PATH
     assert hw.default_state("sim-dgx3", 3)["hcas"]["mlx5_1"]["netdev"] == "enp12s0"
