@@ -226,6 +226,10 @@ def cleanup(dirs, node):
             path = os.path.join(d, top, node)
             if os.path.isdir(path):
                 shutil.rmtree(path)
+            try:  # the last DGX to clean up removes the shared top directory too
+                os.rmdir(os.path.join(d, top))
+            except OSError:
+                pass  # not empty (another DGX's files are still there), or gone already
     return ""
 
 

@@ -65,8 +65,8 @@ options:
   job:
     description: The job's settings - C(model), C(backend), C(device), C(amp), C(batch), C(steps), C(warmup),
       C(workers), C(image_size), C(lr), C(threads), C(seed), C(gpu_util_interval), and for a user's dataset
-      C(manifest) (its file list), C(format) (C(imagefolder) or C(shards)), C(classes) (each becomes the script's
-      C(--option)).
+      C(manifest) (its file list), C(format) (C(imagefolder) or C(shards)), C(classes), C(shuffle_buffer) (each
+      becomes the script's C(--option)).
     type: dict
     default: {}
   env:
@@ -158,7 +158,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.slurm.launch import
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.training.parse import parse_output, split_passes, summarize
 
 JOB_OPTIONS = ("model", "backend", "device", "batch", "steps", "warmup", "workers", "image_size", "lr", "threads",
-               "seed", "gpu_util_interval", "init_timeout", "manifest", "format", "classes")
+               "seed", "gpu_util_interval", "init_timeout", "manifest", "format", "classes", "shuffle_buffer")
 
 
 def pass_names(p):

@@ -40,7 +40,8 @@ import faults as fl  # noqa: E402
 RESULTS = os.path.join(REPO, "results", "pod-in-a-box", "latest", "results.json")
 DOC = os.path.join(REPO, "docs", "validation.md")
 BEGIN, END = "<!-- drill:begin -->", "<!-- drill:end -->"
-EXPENSIVE = ("iperf", "fio", "nccl", "training", "checkpoint")  # benchmark/job tags: run only when a fault asks for them
+# benchmark/job tags: run only when a fault asks for them
+EXPENSIVE = ("iperf", "fio", "nccl", "training", "checkpoint")
 STATE_ONLY = ["--skip-tags", ",".join(EXPENSIVE)]
 PLAYBOOK_TIMEOUT = 900  # s; a validate.yml run that takes longer counts as a failed run (rc 124)
 # The preflight (the pod model's schema and cross-checks, on the controller) runs in the full state-only runs

@@ -45,9 +45,11 @@ def test_write_read_back_metadata_and_cleanup_on_real_directories(tmp_path):
     assert all(x["ok"] and x["files"] == 25 and set(x["steps"]) == {"create", "stat", "read", "remove"}
                for x in meta["ranks"])
     assert not os.listdir(os.path.join(dirs[0], "dgxpod-metadata", "dgx1"))  # the files are gone again
+    os.makedirs(os.path.join(dirs[0], "dgxpod-checkpoint", "dgx2"))  # another DGX, not done yet
     pc.cleanup(dirs, "dgx1")
     assert not os.path.exists(os.path.join(dirs[0], "dgxpod-checkpoint", "dgx1"))
-    assert os.path.isdir(os.path.join(dirs[0], "dgxpod-checkpoint"))  # other DGX may still write there
+    assert os.path.isdir(os.path.join(dirs[0], "dgxpod-checkpoint", "dgx2"))  # not ours: left alone
+    assert not os.path.exists(os.path.join(dirs[1], "dgxpod-checkpoint"))  # the last one out removes the top
 
 
 def test_a_rank_that_cannot_write_is_reported_not_raised(tmp_path):
@@ -66,7 +68,8 @@ def test_rank_dirs_round_robin_and_the_record_keeps_a_silent_dgx():
     with pytest.raises(ValueError, match="no data mounts"):
         pod_checkpoint_rank_dir(0, [])
     hv = {"dgx1": {"pod_checkpoint_write": {"ranks": [{"rank": 0}], "timed_out": False, "seconds": 1.0},
-                   "pod_checkpoint_read": {"skipped": True}, "pod_checkpoint_cleanup": {"failed": True, "msg": "EBUSY"}},
+                   "pod_checkpoint_read": {"skipped": True},
+                   "pod_checkpoint_cleanup": {"failed": True, "msg": "EBUSY"}},
           "dgx2": {}, "dgx3": {"pod_checkpoint_write": {"failed": True, "msg": "no dirs"}}}
     rec = pod_checkpoint_record(["dgx1", "dgx2", "dgx3"], hv)
     assert rec["dgx1"]["write"]["ranks"] == [{"rank": 0}] and rec["dgx1"]["read"] is None
@@ -151,7 +154,8 @@ def test_a_slow_dgx_and_a_failed_rank_are_named():
 def test_a_shard_read_back_wrong_fails_integrity_naming_the_file():
     rd = {"dgx4": _ranks("dgx4", over={7: {"mismatch": 4096, "bytes": 100_000_000}})}
     c = by(ckpt_eval.evaluate(record(read=rd), {}, {}), "ckpt_integrity")["dgx4"]
-    assert c.status == "fail" and c.subject.path == "/mnt/isilon4/x/rank7" and "first difference at byte 4096" in c.cause
+    assert c.status == "fail" and c.subject.path == "/mnt/isilon4/x/rank7"
+    assert "first difference at byte 4096" in c.cause
 
 
 def test_checkpoint_time_against_the_pods_limit_and_a_silent_dgx():

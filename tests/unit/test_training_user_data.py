@@ -178,3 +178,12 @@ def test_a_user_dataset_is_reported_as_such():
     ds = [r for r in run(m) if r.check == "train_dataset"][0]
     assert ds.status == "pass" and ds.unit == "shards" and "user's dataset /mnt/isilon1/wds (shards)" in ds.source
     assert ds.details["skipped"] == {".json": 1}
+
+
+def test_a_dataset_smaller_than_a_pass_does_not_judge_storage_against_the_page_cache():
+    per = {r: {"wrapped": True} for r in range(8)}
+    m = measurements(cold=records(per), warm=records(per),
+                     dataset={"failed": False, "manifest": {"files": 64, "user": True, "format": "imagefolder",
+                                                            "root": "/mnt/isilon1/small"}, "roots": DIRS})
+    sb = [r for r in run(m) if r.check == "train_storage_bound"][0]
+    assert sb.status == "skipped" and "fewer files than a pass reads (64 files" in sb.reason

@@ -38,6 +38,7 @@ import datetime
 import io
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -180,6 +181,7 @@ def main():
     ap.add_argument("--format", default="imagefolder", choices=["imagefolder", "shards"],
                     help="imagefolder: one image per manifest line; shards: one WebDataset tar per line")
     ap.add_argument("--classes", type=int, default=0, help="classes of a sharded dataset (0: from the manifest)")
+    ap.add_argument("--shuffle-buffer", type=int, default=256, help="samples a shard reader shuffles among (raw bytes)")
     args = ap.parse_args()
     rank = env_int(RANK_ENV[0])
     world = env_int(RANK_ENV[1])
@@ -247,7 +249,7 @@ def one_pass(args, rank, world, local, host, pass_name, device):
         # each DataLoader worker its own of the rank's shards, so no tar is streamed twice at once
         shards = [os.path.join(data_dir, files[i][0]) for i in (mine or order)]
         stride, offset = (1, 0) if mine else (world, rank)
-        wrapped = False
+        wrapped = None  # the shards' sample counts are not known before they are read
         batches = args.warmup + args.steps
 
         class Shards(torch.utils.data.IterableDataset):
@@ -256,26 +258,36 @@ def one_pass(args, rank, world, local, host, pass_name, device):
                 w, nw = (info.id, info.num_workers) if info else (0, 1)
                 own = shards[w::nw] or shards[w % len(shards)::len(shards)]
                 want = sum(args.batch for b in range(batches) if b % nw == w)
-                n = seen = 0
-                while n < want:
-                    before = n
-                    for path in own:
-                        for key, raw, label, problem in shard_samples(path):
-                            seen += 1
-                            if (seen - 1) % stride != offset:
-                                continue
-                            where = "%s:%s" % (path, key)
-                            if raw is None or problem:
-                                x, y, nb, bad = sample(b"", 0, where)
-                                bad = "%s (%s)" % (where, problem or "no image member")
-                            else:
-                                x, y, nb, bad = sample(raw, label or 0, where)
-                            yield x, y, nb, bad
-                            n += 1
-                            if n >= want:
-                                return
-                    if n == before:
-                        raise RuntimeError("the shards %s hold no sample" % ", ".join(own[:3]))
+
+                def stream():  # this worker's samples, its shards over and over: (where, raw, label, problem)
+                    seen = 0
+                    while True:
+                        before = seen
+                        for path in own:
+                            for key, raw, label, problem in shard_samples(path):
+                                seen += 1
+                                if (seen - 1) % stride == offset:
+                                    yield "%s:%s" % (path, key), raw, label, problem
+                        if seen == before:
+                            raise RuntimeError("the shards %s hold no sample" % ", ".join(own[:3]))
+
+                # a shuffle buffer, as WebDataset's loaders use: shards are read in order, and a shard written
+                # in class order would otherwise give batches of one class (the loss would not go down)
+                rnd = random.Random(args.seed * 1000003 + rank * 1009 + w)
+                buf, n = [], 0
+                for item in stream():
+                    buf.append(item)
+                    if len(buf) < args.shuffle_buffer:
+                        continue
+                    where, raw, label, problem = buf.pop(rnd.randrange(len(buf)))
+                    if raw is None or problem:
+                        x, y, nb, _ = sample(b"", 0, where)
+                        yield x, y, nb, "%s (%s)" % (where, problem or "no image member")
+                    else:
+                        yield sample(raw, label or 0, where)
+                    n += 1
+                    if n >= want:
+                        return
 
         dataset = Shards()
     else:

@@ -194,6 +194,12 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
     if warm is None:
         out.append(CheckResult("train_storage_bound", "pod", "error",
                                reason="no warm pass to compare the cold pass with", **_pod_perf(cold)))
+    elif cold.get("wrapped"):  # a file read twice in the cold pass came from the page cache the first read filled
+        out.append(CheckResult("train_storage_bound", "pod", "skipped", measured=cold["images_per_s"],
+                               unit="images/s", reason="the dataset has fewer files than a pass reads (%s files; "
+                               "ranks x (warmup + steps) x batch per pass), so the cold pass read files more than "
+                               "once - from the page cache - and does not measure the storage: use a larger dataset "
+                               "or fewer steps" % (man.get("files") or "?"), **_pod_perf(cold)))
     else:
         cf, cf_src = _exp(exp, "cold_fraction_of_warm", 0.9)
         exp_ips = round(warm["images_per_s"] * float(cf), 2)
