@@ -30,7 +30,7 @@ Pure: takes the pod and the profiles' ``profile`` mappings, returns ``Finding`` 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.catalog.dgx import DGX_MODELS
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.profile import load_profile
@@ -128,6 +128,33 @@ REGRESSION_CHECKS = ("iperf", "iperf_relative", "fio_read", "fio_relative", "fio
                      "train_storage_bound", "train_gpu_util", "gpu_bandwidth", "gpu_bandwidth_h2d",
                      "gpu_bandwidth_d2h", "gpu_bandwidth_d2d", "gpu_bandwidth_h2d_peers", "gpu_bandwidth_d2h_peers",
                      "gpu_bandwidth_d2d_peers", "rdma_bw", "rdma_bw_relative", "rdma_lat")
+
+
+_MISSING = object()  # an override written as a mapping without its value
+_NO_VALUE = "the override has no value: the toolkit's default stays"
+
+
+def _fix(close: Optional[str], otherwise: str) -> str:
+    """The fix of a name nothing reads: the known name close to it, else ``otherwise``."""
+    return ("did you mean '%s'?" % close) if close else otherwise
+
+
+def _unwrap(item: Any, key: Any, kpath: str, host: Optional[str], out: List[Finding], what: str, missing: str,
+            placeholder: str, bare: str, allowed: Sequence[str] = ("value", "source")) -> Tuple[Any, str]:
+    """An override written bare or as ``{value, source}``: (its value, the value's path), every other key of the
+    mapping named (with the allowed one close to it); ``_MISSING`` (and a finding ``missing``) when the mapping has
+    no value."""
+    if not isinstance(item, Mapping):
+        return item, kpath
+    for k in item:
+        if str(k) not in allowed:
+            out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of %s (it has value, source)" % what,
+                               _fix(suggest(k, allowed), "remove it")))
+    if "value" not in item:
+        out.append(Finding(host, "pod", kpath, missing, "write %s: {value: %s, source: <why>} or the bare %s"
+                           % (key, placeholder, bare)))
+        return _MISSING, kpath
+    return item["value"], kpath + ".value"
 
 
 def _number(value: Any) -> bool:
@@ -483,16 +510,9 @@ def check_version_pins(pins: Any, path: str = "pod.validation.expectations.versi
             continue
         value = item
         if isinstance(item, Mapping) and ("value" in item or "source" in item or str(key) != "hca_firmware"):
-            for k in item:
-                if str(k) not in ("value", "source"):
-                    close = suggest(k, ("value", "source"))
-                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of a version pin (it has "
-                                       "value, source)", ("did you mean '%s'?" % close) if close else "remove it"))
-            if "value" not in item:
-                out.append(Finding(host, "pod", kpath, "the pin has no value",
-                                   "write %s: {value: <pin>, source: <why>} or the bare pin" % key))
+            value, kpath = _unwrap(item, key, kpath, host, out, "a version pin", "the pin has no value", "<pin>", "pin")
+            if value is _MISSING:
                 continue
-            value, kpath = item["value"], kpath + ".value"
         if str(key) == "hca_firmware" and isinstance(value, Mapping):
             for board, pin in value.items():
                 _check_pin(pin, "%s.%s" % (kpath, board), host, out)
@@ -542,19 +562,10 @@ def check_node_expectations(items: Any, path: str = "pod.validation.expectations
                                "default stays (the node stage reads %s)" % (key, ", ".join(NODE_KEYS)),
                                ("did you mean '%s'?" % close) if close else "use one of %s" % ", ".join(NODE_KEYS)))
             continue
-        value = item
-        if isinstance(item, Mapping):
-            for k in item:
-                if str(k) not in ("value", "source", "unit"):
-                    close = suggest(k, ("value", "source", "unit"))
-                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of an expectation override "
-                                       "(it has value, source)", ("did you mean '%s'?" % close) if close else
-                                       "remove it"))
-            if "value" not in item:
-                out.append(Finding(host, "pod", kpath, "the override has no value: the toolkit's default stays",
-                                   "write %s: {value: <value>, source: <why>} or the bare value" % key))
-                continue
-            value, kpath = item["value"], kpath + ".value"
+        value, kpath = _unwrap(item, key, kpath, host, out, "an expectation override", _NO_VALUE, "<value>", "value",
+                               ("value", "source", "unit"))
+        if value is _MISSING:
+            continue
         _check_node_value(str(key), value, kpath, host, out)
     return out
 
@@ -620,19 +631,9 @@ def check_hca_counter_expectations(items: Any, path: str = "pod.validation.expec
                                ("did you mean '%s'?" % close) if close else "use one of %s" % ", ".join(
                                    HCA_COUNTER_KEYS)))
             continue
-        value = item
-        if isinstance(item, Mapping):
-            for k in item:
-                if str(k) not in ("value", "source"):
-                    close = suggest(k, ("value", "source"))
-                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of an expectation override "
-                                       "(it has value, source)", ("did you mean '%s'?" % close) if close else
-                                       "remove it"))
-            if "value" not in item:
-                out.append(Finding(host, "pod", kpath, "the override has no value: the toolkit's default stays",
-                                   "write %s: {value: <limit>, source: <why>} or the bare value" % key))
-                continue
-            value, kpath = item["value"], kpath + ".value"
+        value, kpath = _unwrap(item, key, kpath, host, out, "an expectation override", _NO_VALUE, "<limit>", "value")
+        if value is _MISSING:
+            continue
         kind, what = HCA_COUNTER_KEYS[str(key)]
         if not _number(value):
             out.append(Finding(host, "pod", kpath, "%s is not a number; %s is %s" % (_describe(value), key, what),
@@ -671,20 +672,10 @@ def check_regression_tolerances(items: Any, path: str = "pod.validation.expectat
                                ("did you mean '%s'?" % close) if close else "use a class (%s) or a performance check "
                                "(%s)" % (", ".join(REGRESSION_CLASSES), ", ".join(REGRESSION_CHECKS))))
             continue
-        value = item
-        if isinstance(item, Mapping):
-            for k in item:
-                if str(k) not in ("value", "source"):
-                    close = suggest(k, ("value", "source"))
-                    out.append(Finding(host, "pod", "%s.%s" % (kpath, k), "unknown key of a regression tolerance "
-                                       "(it has value, source)", ("did you mean '%s'?" % close) if close else
-                                       "remove it"))
-            if "value" not in item:
-                out.append(Finding(host, "pod", kpath, "the tolerance has no value: the baseline comparison would "
-                                   "stop with an error", "write %s: {value: <fraction>, source: <why>} or the bare "
-                                   "fraction" % key))
-                continue
-            value, kpath = item["value"], kpath + ".value"
+        value, kpath = _unwrap(item, key, kpath, host, out, "a regression tolerance", "the tolerance has no value: "
+                               "the baseline comparison would stop with an error", "<fraction>", "fraction")
+        if value is _MISSING:
+            continue
         _check_tolerance(value, kpath, host, out)
     return out
 
