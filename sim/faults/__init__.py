@@ -130,6 +130,13 @@ def _catalogue() -> Tuple[Fault, ...]:
               ("iperf",), ("iperf_relative", "fio_relative"), ("40gige-1", "sim-isilon2"),
               lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--rate", "1gbit")),
               lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--clear"))),
+        # the checkpoint stage (issue 44): every DGX writes through every storage node (the round robin), so a slow
+        # storage link slows every DGX alike and only the storage node's own check names it
+        Fault("ckpt_storage_slow", "performance", "sim-isilon2", "the storage node's 40gige-1 shaped to 20 Mbit/s "
+              "(checkpoint writes and read-back)", ("checkpoint",), ("ckpt_write_storage", "ckpt_read_storage"),
+              ("sim-isilon2", "limits the checkpoint"),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--rate", "20mbit")),
+              lambda ctx, node, rec: ctx.run(podsim("shape", node, "40gige-1", "--clear"))),
         Fault("hosts_entry_changed", "deploy-files", "sim-dgx2", "the /etc/hosts line of the next DGX has a "
               "wrong address", ("drift",), ("drift_hosts",), ("/etc/hosts", "hosts"),
               _hosts_inject, _file_restore),

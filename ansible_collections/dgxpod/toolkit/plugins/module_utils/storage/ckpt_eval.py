@@ -36,6 +36,9 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import
                                                                                   CheckResult, Subject, at_least,
                                                                                   compare, expectation, no_result)
 
+# the stage's check names (some are built per phase or step below)
+CHECKS = ("ckpt_write", "ckpt_read", "ckpt_write_storage", "ckpt_read_storage", "ckpt_integrity", "ckpt_time",
+          "meta_create", "meta_stat", "meta_read", "meta_remove")
 PHASES = ("write", "read")
 META_STEPS = ("create", "stat", "read", "remove")
 SRC_RELATIVE = "toolkit rule: x the median of the others (one slow node or path stands out)"
