@@ -53,8 +53,10 @@ def cache_has_every_pin(cache):
 
 def clean_env(**extra):
     """The environment without pip's settings of this machine (an index or a wheel directory in PIP_*), so nothing
-    but the bundle can satisfy pip; an index that does not exist instead, to show that setup.sh ignores it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    but the bundle can satisfy pip; an index that does not exist instead, to show that setup.sh ignores it. Without
+    the ANSIBLE_* settings of the run either: `make test` exports ANSIBLE_CONFIG (the checkout's ansible.cfg, whose
+    vars plugin needs the checkout's collection), which is not the offline environment's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "ANSIBLE_"))}
     env.update(PIP_INDEX_URL="http://192.0.2.1/simple", PIP_FIND_LINKS="/nonexistent", **extra)
     return env
 
