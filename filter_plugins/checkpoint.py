@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import rank_data_dir
+
 KEEP = ("ranks", "timed_out", "start_slack", "seconds")
 
 
 def pod_checkpoint_rank_dir(rank: int, mount_paths: Sequence[str]) -> str:
     """The data mount rank ``rank`` works through: ``mount_paths[rank mod N]`` (004's round robin, as the training
-    job reads - module_utils/storage/nfs_plan.rank_data_dir)."""
+    job reads: module_utils/storage/nfs_plan.rank_data_dir), with the pod model's words when there is none."""
     if not mount_paths:
         raise ValueError("pod_checkpoint_rank_dir: the DGX has no data mounts in the pod model")
-    return str(mount_paths[int(rank) % len(mount_paths)])
+    return str(rank_data_dir(rank, list(mount_paths)))
 
 
 def _answer(res: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:

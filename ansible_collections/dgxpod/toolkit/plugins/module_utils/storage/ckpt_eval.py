@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import (JOB_STATE, NODE_PERF, POD_PERF,
                                                                                   CheckResult, Subject, at_least,
                                                                                   compare, expectation, no_result)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import mount_of
 
 # the stage's check names (some are built per phase or step below)
 CHECKS = ("ckpt_write", "ckpt_read", "ckpt_write_storage", "ckpt_read_storage", "ckpt_integrity", "ckpt_time",
@@ -46,11 +47,6 @@ SRC_RELATIVE = "toolkit rule: x the median of the others (one slow node or path 
 
 def _exp(exp: Mapping[str, Any], key: str, default: Any) -> Tuple[Any, str]:
     return expectation(dict(exp or {}), "checkpoint", key, default)
-
-
-def _mount_of(mounts: Mapping[str, Any], path: str) -> Tuple[Optional[str], Mapping[str, Any]]:
-    best = max((p for p in mounts if path == p or path.startswith(p.rstrip("/") + "/")), key=len, default=None)
-    return best, (mounts.get(best) or {}) if best is not None else {}
 
 
 def _rate(ranks: List[Mapping[str, Any]]) -> Optional[float]:
@@ -71,7 +67,7 @@ def _rank_problems(host: str, phase: str, ans: Mapping[str, Any], mounts: Mappin
     out = []
     for r in ans.get("ranks") or []:
         if not r.get("ok"):
-            mount, info = _mount_of(mounts, str(r.get("dir") or ""))
+            mount, info = mount_of(mounts, str(r.get("dir") or ""))
             out.append("rank %s through %s%s: %s" % (r.get("rank"), mount or r.get("dir"),
                                                       " (%s)" % info.get("storage_host") if info else "",
                                                       r.get("error") or "no result"))
@@ -141,7 +137,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                 continue
             per_dgx[host] = _rate(ans.get("ranks") or [])
             for r in ans.get("ranks") or []:
-                mount, info = _mount_of(mounts.get(host) or {}, str(r.get("dir") or ""))
+                mount, info = mount_of(mounts.get(host) or {}, str(r.get("dir") or ""))
                 sh = info.get("storage_host") or mount or str(r.get("dir"))
                 per_storage.setdefault(sh, []).append(r)
                 where.setdefault(sh, set()).add("%s %s" % (host, mount or r.get("dir")))

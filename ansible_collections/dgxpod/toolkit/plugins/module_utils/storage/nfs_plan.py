@@ -29,7 +29,7 @@ Everything else (paths, servers, options) is the same.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.dgxpod.toolkit.plugins.module_utils.pod.types import Pod
 
@@ -180,6 +180,13 @@ def rank_data_dir(rank: int, data_dirs: List[str]) -> str:
     if not data_dirs:
         raise ValueError("no data directories")
     return data_dirs[int(rank) % len(data_dirs)]
+
+
+def mount_of(mounts: Mapping[str, Any], path: str) -> Tuple[Optional[str], Mapping[str, Any]]:
+    """The mount of ``mounts`` ({mount path: what it points at}) holding ``path`` (longest prefix) and what it points
+    at; (None, {}) if none - which storage node a rank's data directory reaches."""
+    best = max((p for p in mounts if path == p or path.startswith(p.rstrip("/") + "/")), key=len, default=None)
+    return best, (mounts.get(best) or {}) if best is not None else {}
 
 
 def parse_mount_options(text: str) -> Dict[str, Optional[str]]:

@@ -21,6 +21,7 @@ from ansible_collections.dgxpod.toolkit.plugins.module_utils.result.check import
                                                                                   CheckResult, Subject, at_least,
                                                                                   blocked_result, compare,
                                                                                   expectation)
+from ansible_collections.dgxpod.toolkit.plugins.module_utils.storage.nfs_plan import mount_of
 
 PASSES = ("cold", "warm")
 # MLPerf Storage: a run passes when the accelerators were busy (not waiting for data) at least this fraction of the
@@ -40,23 +41,16 @@ def _summary(m: Dict[str, Any], name: str) -> Optional[Dict[str, Any]]:
     return p.get("summary") if p.get("ok") else None
 
 
-def _mount_of(m: Dict[str, Any], node: str, data_dir: str) -> Tuple[Optional[str], Dict[str, Any]]:
-    """The node's mount holding ``data_dir`` (longest prefix) and what it points at; (None, {}) if none."""
-    mounts = (m.get("mounts") or {}).get(node) or {}
-    best = max((p for p in mounts if data_dir == p or data_dir.startswith(p.rstrip("/") + "/")), key=len, default=None)
-    return best, (mounts.get(best) or {}) if best is not None else {}
-
-
 def storage_path(m: Dict[str, Any], node: str, data_dir: str) -> str:
     """'/mnt/isilon2 -> sim-isilon2 (198.18.66.212)' for a rank's data directory on a node."""
-    best, info = _mount_of(m, node, data_dir)
+    best, info = mount_of((m.get("mounts") or {}).get(node) or {}, data_dir)
     if best is None:
         return data_dir
     return "%s -> %s (%s)" % (best, info.get("storage_host") or "?", info.get("ip") or "?")
 
 
 def _storage_host(m: Dict[str, Any], node: str, data_dir: str) -> Optional[str]:
-    return _mount_of(m, node, data_dir)[1].get("storage_host")
+    return mount_of((m.get("mounts") or {}).get(node) or {}, data_dir)[1].get("storage_host")
 
 
 def slow_where(m: Dict[str, Any], s: Dict[str, Any], node: str, worst: Dict[str, Any]) -> str:
