@@ -63,7 +63,8 @@ def _others_median(values: Mapping[str, Optional[float]], me: str) -> Optional[f
     return statistics.median(vals) if vals else None
 
 
-def _rank_problems(host: str, phase: str, ans: Mapping[str, Any], mounts: Mapping[str, Any]) -> List[str]:
+def _rank_problems(ans: Mapping[str, Any], mounts: Mapping[str, Any]) -> List[str]:
+    """Each rank of a DGX's answer that did not finish: its rank, mount, storage node and error."""
     out = []
     for r in ans.get("ranks") or []:
         if not r.get("ok"):
@@ -122,13 +123,18 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
                                    subject=Subject(node=host, storage=True), category=NODE_PERF))
             continue
         ok_hosts[host] = h
+    addr: Dict[str, set] = {}  # each storage node's addresses the DGX mount
+    for host in ok_hosts:
+        for info in (mounts.get(host) or {}).values():
+            if isinstance(info, dict) and info.get("storage_host"):
+                addr.setdefault(info["storage_host"], set()).add(str(info.get("ip")))
     for phase in PHASES:
         per_dgx: Dict[str, Optional[float]] = {}
         per_storage: Dict[str, List[Mapping[str, Any]]] = {}
         where: Dict[str, set] = {}
         for host, h in sorted(ok_hosts.items()):
             ans = h.get(phase) or {}
-            bad = _rank_problems(host, phase, ans, mounts.get(host) or {}) if ans else ["no %s result" % phase]
+            bad = _rank_problems(ans, mounts.get(host) or {}) if ans else ["no %s result" % phase]
             if bad:
                 out.append(CheckResult("ckpt_" + phase, host, "fail", expected="every rank done", measured=None,
                                        unit="MB/s", source="the checkpoint must be written and read back",
@@ -148,11 +154,6 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
             lambda n, v, med, verb=verb: "%s %s its checkpoint shards at %.1f MB/s, below %s x the other DGX' median "
             "(%.1f MB/s): the node or its path to the storage" % (n, verb, v or 0, frac, med or 0))
         rates = {sh: _rate(rs) for sh, rs in per_storage.items()}
-        addr = {}
-        for host in ok_hosts:
-            for info in (mounts.get(host) or {}).values():
-                if isinstance(info, dict) and info.get("storage_host"):
-                    addr.setdefault(info["storage_host"], set()).add(str(info.get("ip")))
         if len(rates) >= 2:
             out += _relative("ckpt_%s_storage" % phase, rates, float(frac), src, "MB/s",
                              _storage_about(addr), _storage_why(addr, where, verb, frac))
@@ -196,7 +197,7 @@ def evaluate(m: Dict[str, Any], exp: Dict[str, Any], ctx: Dict[str, Any]) -> Lis
             ans = h.get("metadata")
             if ans is None:
                 continue
-            bad = _rank_problems(host, "metadata", ans, mounts.get(host) or {})
+            bad = _rank_problems(ans, mounts.get(host) or {})
             if bad:
                 if step == META_STEPS[0]:
                     out.append(CheckResult("meta_" + step, host, "fail", expected="every rank done", unit="files/s",
